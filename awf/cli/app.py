@@ -1,0 +1,100 @@
+"""The typer application: one function a command, each a thin layer over the engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+try:  # typer vendors click from 0.2x on; older releases depend on it
+    from typer import _click as click  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - depends on the installed typer
+    import click  # type: ignore[no-redef]
+
+from . import output
+
+app = typer.Typer(
+    name="awf",
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="Run workflows of coding agents; every run is a folder of plain files, and a run that "
+    "stops part-way goes on where it stopped.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+_NO_ARGS = tuple(
+    getattr(click.exceptions, name) for name in ("NoArgsIsHelpError", "NoArgsIsHelp") if hasattr(click.exceptions, name)
+)
+
+# The words after `--`, which belong to the workflow, not to awf's options.
+_passthrough: list[str] | None = None
+
+
+def run_app(words: list[str], passthrough: list[str] | None) -> int:
+    """Run the command `words` names; return its exit code. Usage errors exit 2 with `awf: `."""
+    global _passthrough
+    _passthrough = passthrough
+    try:
+        code = app(args=words, prog_name="awf", standalone_mode=False)
+    except _NO_ARGS as shown:
+        # Asked for nothing: the help is the answer, on stderr, as for any usage error.
+        output.usage(shown.format_message() if hasattr(shown, "format_message") else str(shown))
+        return 2
+    except click.exceptions.UsageError as problem:
+        message = problem.format_message()
+        if "unexpected extra argument" in message:
+            message += "; the workflow's own arguments go after --"
+        command = problem.ctx.command_path if problem.ctx else "awf"
+        output.error(f"{message}\n  see: {command} --help")
+        return 2
+    except (click.exceptions.Exit, typer.Exit) as done:
+        return done.exit_code
+    except (click.exceptions.Abort, typer.Abort):
+        return 130
+    return code if isinstance(code, int) else 0
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        output.result(f"awf {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", "-V", help="Print awf's version and exit.", callback=_version, is_eager=True)
+    ] = False,
+) -> None:
+    """awf: durable workflows of coding agents."""
+
+
+@app.command()
+def run(
+    file: Annotated[str, typer.Argument(metavar="FILE[:NAME]", help="The workflow file, and the workflow's name "
+                                        "when it holds several.")],
+    run_id: Annotated[str | None, typer.Option("--id", help="The run's id (else the workflow's id(args), "
+                                               "else generated).")] = None,
+    resume: Annotated[bool, typer.Option("--continue", help="Add an attempt to the run --id names.")] = False,
+    from_stage: Annotated[str | None, typer.Option("--from-stage", metavar="STAGE",
+                                                   help="Redo from this stage, or start a new run at it.")] = None,
+    values: Annotated[Path | None, typer.Option("--values", metavar="FILE",
+                                                help="Stage values by name, for --from-stage.")] = None,
+    timeout: Annotated[str | None, typer.Option("--timeout", metavar="DURATION",
+                                                help="End the attempt timed-out after this long (10m, 2h).")] = None,
+    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="The folder the run works in.")] = None,
+    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR",
+                                                  help="Keep runs here instead of .awf/runs under the cwd.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the out.json record, whatever the ending.")] = False,
+) -> int:
+    """Start a run of a workflow, or continue one (the workflow's arguments go after --)."""
+    from .run_command import run_command
+
+    return run_command(
+        file=file, run_id=run_id, resume=resume, from_stage=from_stage, values=values, timeout=timeout,
+        cwd=cwd, run_root=run_root, json_out=json_out, argv=_passthrough,
+    )

@@ -1,0 +1,69 @@
+"""`awf run`: start or continue a run, show its progress, print its result, exit with its code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..engine import outcomes
+from ..engine.attempt import Ending, run_attempt
+from ..engine.durations import parse_duration
+from ..engine.errors import LoadError, Refusal
+from ..engine.request import RunRequest
+from ..record.errors import RecordError
+from ..view.lines import LineReporter
+from . import output
+
+
+def run_command(
+    *, file: str, run_id: str | None, resume: bool, from_stage: str | None, values: Path | None,
+    timeout: str | None, cwd: Path | None, run_root: Path | None, json_out: bool, argv: list[str] | None,
+) -> int:
+    request = RunRequest(target=file, run_id=run_id, resume=resume, cwd=cwd, run_root=run_root, argv=argv,
+                         from_stage=from_stage, values_file=values)
+    if timeout is not None:
+        try:
+            request.timeout = parse_duration(timeout)
+        except ValueError as problem:
+            output.error(f"--timeout {problem}")
+            return outcomes.EXIT_REFUSED
+        request.timeout_text = timeout
+    if values is not None and from_stage is None:
+        output.error("--values goes only with --from-stage: name the stage the run starts at")
+        return outcomes.EXIT_REFUSED
+    reporter = LineReporter()
+    try:
+        ending = run_attempt(request, reporter)
+    except Refusal as refusal:
+        output.error(str(refusal))
+        return outcomes.EXIT_REFUSED
+    except LoadError as problem:
+        if problem.detail:
+            output.error(problem.detail.rstrip())
+        output.error(str(problem))
+        return problem.exit_code
+    except RecordError as problem:
+        output.error(f"the run's record cannot be read: {problem}")
+        return 3
+    reporter.closing(ending)
+    _print_result(ending, json_out)
+    return ending.exit_code
+
+
+def _print_result(ending: Ending, json_out: bool) -> None:
+    record = json.dumps(ending.out, ensure_ascii=False, indent=2)
+    if json_out or ending.outcome != outcomes.COMPLETED:
+        if json_out:
+            output.result(record)
+        return
+    present = ending.workflow.present if ending.workflow else None
+    if present is None:
+        output.result(record)
+        return
+    try:
+        shown = present(ending.value)
+    except Exception as problem:
+        output.error(f"present failed ({type(problem).__name__}: {problem}); printing the whole record")
+        output.result(record)
+        return
+    output.result(shown if isinstance(shown, str) else json.dumps(shown, ensure_ascii=False, indent=2))

@@ -1,0 +1,430 @@
+"""One attempt of a run, from claiming it to writing its ending."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..record import folder
+from ..record.clock import age, iso, now_iso
+from ..record.errors import RecordError
+from ..record.layout import RunPaths, run_root_for
+from ..record.liveness import process_start
+from ..record.names import id_problem
+from . import outcomes
+from .context import AttemptState, Context, stage_of
+from .durations import format_duration
+from .errors import PlanStop, Refusal, StageValueError, Stop, WorkflowError
+from .loader import load_workflow
+from .observer import Observer
+from .plan import StagePlan
+from .request import RunRequest
+from .signals import NAMES, Interruptions, watch_deadline
+from .workflow import Workflow
+
+
+@dataclass
+class Ending:
+    """How an attempt ended: what the CLI prints and what out.json holds."""
+
+    outcome: str
+    exit_code: int
+    out: dict[str, Any]
+    stage: str | None = None
+    reason: str | None = None
+    go_on: str | None = None
+    record_dir: Path | None = None
+    detail: str | None = None  # a traceback worth showing
+    hints: list[str] = field(default_factory=list)
+    value: Any = None
+    workflow: Workflow | None = None
+
+
+def generated_id() -> str:
+    """Local time and four hex digits: 20261004-1532-a7f3."""
+    return f"{datetime.now():%Y%m%d-%H%M}-{secrets.token_hex(2)}"
+
+
+def run_attempt(request: RunRequest, observer: Observer) -> Ending:
+    """Claim the run, run the workflow once, write its ending. Raises Refusal or LoadError."""
+    workflow = load_workflow(request.target)
+    cwd = _cwd(request)
+    root = run_root_for(cwd, request.run_root)
+    if request.resume:
+        claimed = _claim_continue(request, workflow, root, cwd)
+    else:
+        claimed = _claim_new(request, workflow, root, cwd)
+    try:
+        return _run_claimed(request, workflow, claimed, observer)
+    finally:
+        claimed.claim.release()
+
+
+@dataclass
+class _Claimed:
+    paths: RunPaths
+    claim: folder.AttemptClaim
+    args: dict[str, Any]
+    cwd: Path
+    attempt: int
+    history: folder.History | None
+
+
+def _cwd(request: RunRequest) -> Path:
+    if request.cwd is None:
+        return Path.cwd()
+    cwd = request.cwd.expanduser().absolute()
+    if not cwd.is_dir():
+        raise Refusal(f"--cwd {request.cwd} is not a folder")
+    return cwd
+
+
+def _prepare(workflow: Workflow, argv: list[str]) -> dict[str, Any]:
+    try:
+        return workflow.prepare_args(argv)
+    except Exception as error:
+        raise Refusal(f"prepare refused the arguments {argv}: {type(error).__name__}: {error}") from None
+
+
+def _claim_new(request: RunRequest, workflow: Workflow, root: Path, cwd: Path) -> _Claimed:
+    argv = request.argv or []
+    args = _prepare(workflow, argv)
+    run_id = request.run_id
+    if run_id is None:
+        try:
+            run_id = workflow.run_id_for(args)
+        except Exception as error:
+            raise Refusal(f"the workflow's id(args) failed: {type(error).__name__}: {error}") from None
+    if run_id is None:
+        run_id = generated_id()
+    problem = id_problem(run_id, "run id")
+    if problem:
+        raise Refusal(problem)
+    paths = RunPaths(root, workflow.name, run_id)
+    run_fields = {
+        "workflow": workflow.name,
+        "id": run_id,
+        "argv": argv,
+        "cwd": str(cwd),
+        "sandbox": None,
+        "file": str(Path(request.target).absolute()),
+        "workflow_version": workflow.version,
+    }
+    try:
+        claim = folder.create_run(paths, run_fields)
+    except folder.Refused as refused:
+        raise Refusal(str(refused)) from None
+    return _Claimed(paths, claim, args, cwd, 1, None)
+
+
+def _claim_continue(request: RunRequest, workflow: Workflow, root: Path, cwd: Path) -> _Claimed:
+    run_id = request.run_id
+    if run_id is None and request.argv is not None and workflow.id is not None:
+        run_id = workflow.run_id_for(_prepare(workflow, request.argv))
+    if run_id is None:
+        raise Refusal("--continue needs the run's --id")
+    problem = id_problem(run_id, "run id")
+    if problem:
+        raise Refusal(problem)
+    paths = RunPaths(root, workflow.name, run_id)
+    if not paths.log.exists():
+        raise Refusal(_no_such_run(paths))
+    try:
+        claim = folder.claim_existing(paths)
+    except folder.Refused as refused:
+        raise Refusal(str(refused)) from None
+    try:
+        history = folder.read_history(paths)
+        recorded_argv = history.run["argv"]
+        recorded_cwd = Path(history.run["cwd"])
+        if request.argv is not None and request.argv != recorded_argv:
+            raise Refusal(
+                f"run {paths.name} was started with the arguments {recorded_argv}, not {request.argv}: "
+                "different input is a different run; drop them to continue, or start a new run"
+            )
+        if request.cwd is not None and cwd != recorded_cwd:
+            raise Refusal(
+                f"run {paths.name} works in {recorded_cwd}, not {cwd}: a continue keeps the run's --cwd"
+            )
+        try:
+            args = workflow.prepare_args(recorded_argv)
+        except Exception as error:
+            raise Refusal(
+                f"prepare no longer accepts the run's recorded arguments {recorded_argv} "
+                f"({type(error).__name__}: {error}); start a new run"
+            ) from None
+        last = history.last
+        if last is not None and last.status == outcomes.COMPLETED and request.from_stage is None:
+            raise Refusal(_completed_text(paths, history, request))
+        if not recorded_cwd.is_dir():
+            raise Refusal(f"run {paths.name} works in {recorded_cwd}, which is no longer a folder")
+    except RecordError as error:
+        claim.release()
+        raise Refusal(f"the run's record cannot be read: {error}") from None
+    except Refusal:
+        claim.release()
+        raise
+    number = (last.number if last else 0) + 1
+    return _Claimed(paths, claim, args, recorded_cwd, number, history)
+
+
+def _no_such_run(paths: RunPaths) -> str:
+    text = f"there is no run {paths.name}: looked in {paths.workflow_dir}"
+    try:
+        others = sorted(
+            name for name in os.listdir(paths.root)
+            if name != paths.workflow and (paths.root / name / paths.id / "run.jsonl").exists()
+        )
+    except FileNotFoundError:
+        others = []
+    if others:
+        text += f"; the id {paths.id} belongs to a run of {', '.join(others)}: continue it with that workflow's file"
+    else:
+        text += " (a continue looks under --cwd, or the current folder, or --run-root)"
+    return text
+
+
+def _completed_text(paths: RunPaths, history: folder.History, request: RunRequest) -> str:
+    records = folder.read_stage_records(paths)
+    lines = [f"run {paths.name} completed; a continue of a completed run redoes nothing, so it is refused."]
+    if records:
+        lines.append("Redo from one of its recorded stages with --from-stage:")
+        width = max(len(name) for name in records)
+        for name, record in records.items():
+            if isinstance(record, RecordError):
+                lines.append(f"  {name:<{width}}  its record cannot be read")
+                continue
+            lines.append(f"  {name:<{width}}  {_ran_text(record)}")
+        first = next(iter(records))
+        lines.append(f"  e.g. {request.go_on(paths.id, from_stage=first)}")
+    return "\n".join(lines)
+
+
+def _ran_text(record: dict[str, Any]) -> str:
+    seconds = age(record.get("ended"))
+    ago = f", {format_duration(seconds)} ago" if seconds is not None else ""
+    return f"{record['outcome']} in attempt {record['attempt']}{ago}"
+
+
+def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, observer: Observer) -> Ending:
+    paths, history = claimed.paths, claimed.history
+    started = time.time()
+    deadline = started + request.timeout if request.timeout else None
+    records = folder.read_stage_records(paths)
+    _name_interrupted(history, observer)
+    if request.from_stage and request.from_stage not in records:
+        observer.notice(
+            f"--from-stage {request.from_stage}: this run has no record of that stage; "
+            "the attempt stops if the workflow never reaches it"
+        )
+    folder.append_line(paths.log, folder.entry(
+        "attempt-start",
+        attempt=claimed.attempt,
+        pid=os.getpid(),
+        process_start=process_start(os.getpid()),
+        file=str(Path(request.target).absolute()),
+        workflow_version=workflow.version,
+        flags={
+            "continue": request.resume,
+            "from_stage": request.from_stage,
+            "values": str(request.values_file) if request.values_file else None,
+            "timeout": request.timeout_text,
+        },
+        deadline=iso(deadline) if deadline else None,
+    ))
+    folder.write_pid(paths, claimed.attempt)
+    observer.attempt_started(workflow.name, paths.id, claimed.attempt, paths.dir)
+    state = AttemptState(
+        paths=paths,
+        attempt=claimed.attempt,
+        plan=StagePlan(records, workflow.version, request.from_stage, dict(request.extra.get("values") or {})),
+        observer=observer,
+        workflow_version=workflow.version,
+        schema_base=workflow.base_dir,
+    )
+    context = Context(state, run_id=paths.id, workflow=workflow.name, cwd=claimed.cwd)
+    previous_cwd = Path.cwd()
+    os.chdir(claimed.cwd)
+    try:
+        result = _drive(workflow, context, state, claimed.args, deadline)
+        ending = _ending(request, workflow, claimed, state, result, history)
+    finally:
+        os.chdir(previous_cwd)
+    out = {
+        "version": 1,
+        "workflow": workflow.name,
+        "id": paths.id,
+        "attempt": claimed.attempt,
+        "outcome": ending.outcome,
+        "exit_code": ending.exit_code,
+        "stage": ending.stage,
+        "reason": ending.reason,
+        "go_on": ending.go_on,
+        "record": str(paths.dir),
+        "started": iso(started),
+        "ended": now_iso(),
+        "stages": state.stage_list,
+    }
+    if ending.outcome == outcomes.COMPLETED:
+        out["value"] = ending.value
+    ending.out = out
+    folder.write_out(paths, out)
+    folder.append_line(paths.log, folder.entry(
+        "attempt-end",
+        attempt=claimed.attempt,
+        outcome=ending.outcome,
+        exit_code=ending.exit_code,
+        stage=ending.stage,
+        reason=ending.reason,
+        after=state.last_stage,
+        ran=state.ran,
+        go_on=ending.go_on,
+    ))
+    folder.remove_pid(paths)
+    return ending
+
+
+def _name_interrupted(history: folder.History | None, observer: Observer) -> None:
+    """Each attempt since the last one that ended, which never ended and whose process is gone."""
+    if history is None:
+        return
+    trailing: list[folder.Attempt] = []
+    for attempt in reversed(history.attempts):
+        if attempt.end is not None:
+            break
+        trailing.append(attempt)
+    for attempt in reversed(trailing):
+        where = f" in stage {attempt.open_stage}" if attempt.open_stage else ""
+        observer.notice(
+            f"attempt {attempt.number} was interrupted{where}: it has no ending and its process "
+            f"(pid {attempt.pid}) is gone; this attempt starts at the stage it was in"
+        )
+        from_stage = attempt.flags.get("from_stage")
+        if from_stage and attempt.start_point is not None:
+            observer.notice(
+                f"attempt {attempt.number} was redoing from stage {from_stage} (--from-stage); "
+                "this attempt redoes what it had not finished"
+            )
+
+
+@dataclass
+class _Result:
+    value: Any = None
+    error: BaseException | None = None
+    signal: int | None = None
+    timed_out: bool = False
+
+
+def _drive(workflow: Workflow, context: Context, state: AttemptState, args: dict[str, Any],
+           deadline: float | None) -> _Result:
+    result = _Result()
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(workflow.run(context, **args))
+
+        def cancel(reason: str) -> None:
+            if not task.done():
+                state.cancel_reason = reason
+                task.cancel(reason)
+
+        def on_signal(number: int) -> None:
+            result.signal = number
+            loop.call_soon_threadsafe(cancel, f"cancelled by {NAMES.get(number, number)}")
+
+        def on_deadline() -> None:
+            result.timed_out = True
+            cancel(f"timed out: the attempt passed its deadline ({iso(deadline or 0)})")
+
+        interruptions = Interruptions(on_signal)
+        interruptions.install()
+        watcher = loop.create_task(watch_deadline(deadline, on_deadline)) if deadline else None
+        try:
+            result.value = await task
+        except BaseException as error:  # every way the workflow can end is an ending
+            result.error = error
+        finally:
+            if watcher:
+                watcher.cancel()
+            interruptions.ending = True
+
+    asyncio.run(main())
+    return result
+
+
+def _ending(request: RunRequest, workflow: Workflow, claimed: _Claimed, state: AttemptState,
+            result: _Result, history: folder.History | None) -> Ending:
+    run_id = claimed.paths.id
+    plan = state.plan
+
+    def make(outcome: str, *, stage: str | None = None, reason: str | None = None, redo: str | None = None,
+             detail: str | None = None, hints: list[str] | None = None, value: Any = None) -> Ending:
+        code = outcomes.exit_code(outcome, result.signal)
+        go_on = None
+        if outcome != outcomes.COMPLETED:
+            from_stage = redo or (request.from_stage if not plan.reached else None)
+            go_on = request.go_on(run_id, from_stage=from_stage)
+        return Ending(outcome, code, {}, stage=stage, reason=reason, go_on=go_on, record_dir=claimed.paths.dir,
+                      detail=detail, hints=hints or [], value=value, workflow=workflow)
+
+    error = result.error
+    if result.signal:
+        return make(outcomes.CANCELLED, stage=_open_stage(state), reason=state.cancel_reason)
+    if result.timed_out:
+        return make(outcomes.TIMED_OUT, stage=_open_stage(state), reason=state.cancel_reason)
+    if error is None:
+        if state.pending_stop is not None:
+            stop = state.pending_stop
+            return make(outcomes.FAILED, reason=f"stop was caught: {stop.reason!r} was raised by wf.stop and "
+                        "then dropped; let it propagate")
+        if request.from_stage and not plan.reached:
+            never = plan.never_reached()
+            listed = ", ".join(never) if never else "none"
+            return make(outcomes.STOPPED, reason=(
+                f"the workflow never reached --from-stage {request.from_stage} (a typo, a renamed stage or a branch "
+                f"not taken); recorded stages it never reached: {listed}"), redo=never[0] if never else None)
+        return make(outcomes.COMPLETED, value=result.value)
+    if isinstance(error, Stop):
+        redo = error.redo
+        hints: list[str] = []
+        if error.stage is None and not isinstance(error, PlanStop):
+            repeated = _repeated_stop(state, history)
+            if repeated:
+                redo = redo or repeated[0]
+                hints.append(repeated[1])
+        where = error.stage
+        return make(outcomes.STOPPED, stage=where, reason=error.reason, redo=redo, hints=hints)
+    if isinstance(error, asyncio.CancelledError):
+        return make(outcomes.FAILED, stage=stage_of(error), reason="the workflow was cancelled from within")
+    stage = stage_of(error)
+    if isinstance(error, (WorkflowError, StageValueError)):
+        return make(outcomes.FAILED, stage=stage, reason=str(error))
+    detail = "".join(traceback.format_exception(error))
+    return make(outcomes.FAILED, stage=stage, reason=f"{type(error).__name__}: {error}", detail=detail)
+
+
+def _open_stage(state: AttemptState) -> str | None:
+    return state.cancelled_in
+
+
+def _repeated_stop(state: AttemptState, history: folder.History | None) -> tuple[str, str] | None:
+    """A continue that ran no stage and stopped between stages where the last attempt did."""
+    if state.ran or history is None or history.last is None or history.last.end is None:
+        return None
+    last = history.last.end
+    if last["outcome"] != outcomes.STOPPED or last.get("stage") is not None:
+        return None
+    if last.get("after") != state.last_stage or state.last_stage is None:
+        return None
+    stage = state.last_stage
+    return stage, (
+        f"attempt {history.last.number} stopped at this same check, and this attempt ran no stage: the check "
+        f"sees the value stage {stage} recorded, reused as it was. To redo {stage}, go on with --from-stage {stage}"
+    )

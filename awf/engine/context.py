@@ -1,0 +1,272 @@
+"""The Context a workflow receives as `wf`, and what happens when it enters a stage."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+from ..record import folder
+from ..record.clock import iso, now_iso
+from ..record.layout import RunPaths
+from ..record.names import stage_name_problem
+from .errors import PlanStop, StageValueError, Stop, WorkflowError
+from .observer import Observer
+from .plan import Halt, Reuse, StagePlan
+from .schema import Schema, json_problem, load_schema
+
+
+class AttemptState:
+    """What one attempt knows as it runs: shared by the Context and the attempt's driver."""
+
+    def __init__(
+        self,
+        *,
+        paths: RunPaths,
+        attempt: int,
+        plan: StagePlan,
+        observer: Observer,
+        workflow_version: str | None,
+        schema_base: Path | None,
+    ) -> None:
+        self.paths = paths
+        self.attempt = attempt
+        self.plan = plan
+        self.observer = observer
+        self.workflow_version = workflow_version
+        self.schema_base = schema_base
+        self.current_stage: str | None = None
+        self.last_stage: str | None = None
+        self.ran: list[str] = []
+        self.stage_list: list[dict[str, Any]] = []
+        self.pending_stop: Stop | None = None
+        # Set before the attempt's task is cancelled, so the open stage records why.
+        self.cancel_reason: str | None = None
+        self.cancelled_in: str | None = None
+
+
+def mark_stage(error: BaseException, stage: str) -> BaseException:
+    """Note on an exception the stage it came out of, so the ending can name it."""
+    try:
+        if getattr(error, "awf_stage", None) is None:
+            error.awf_stage = stage  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    return error
+
+
+def stage_of(error: BaseException) -> str | None:
+    return getattr(error, "awf_stage", None)
+
+
+class Context:
+    """`wf`: the run's id and attempt, its cwd, and the calls a workflow makes.
+
+    Attributes:
+        run_id: the run's id, the same in every attempt.
+        attempt: this attempt's number, from 1.
+        cwd: the folder the run works in.
+        workflow: the workflow's name.
+    """
+
+    def __init__(self, state: AttemptState, *, run_id: str, workflow: str, cwd: Path) -> None:
+        self._state = state
+        self.run_id = run_id
+        self.attempt = state.attempt
+        self.workflow = workflow
+        self.cwd = cwd
+
+    @property
+    def stage_name(self) -> str | None:
+        """The stage the workflow is in now, or None between stages."""
+        return self._state.current_stage
+
+    def stop(self, reason: str) -> NoReturn:
+        """End the attempt `stopped` (exit 3). Inside a stage it records that stage stopped."""
+        stop = Stop(str(reason), stage=self._state.current_stage)
+        self._state.pending_stop = stop
+        raise stop
+
+    def log(self, message: str, **data: Any) -> None:
+        """Write a line to the run's history and show it."""
+        fields: dict[str, Any] = {"attempt": self._state.attempt, "message": str(message)}
+        if self._state.current_stage:
+            fields["stage"] = self._state.current_stage
+        if data:
+            fields["data"] = data
+        folder.append_line(self._state.paths.log, folder.entry("log", **fields), sync=False)
+        self._state.observer.logged(self._state.current_stage, str(message))
+
+    async def stage(
+        self,
+        name: str,
+        work: Callable[[], Any] | None = None,
+        *,
+        result: dict[str, Any] | str | Path | None = None,
+        summary: Callable[[Any], Any] | None = None,
+    ) -> Any:
+        """Run `work` once and record what it returns; on a later attempt, reuse that record.
+
+        `result` is the JSON Schema the value must fit (a dict or a path to a .json file beside
+        the workflow). A stage without one must return None.
+        """
+        state = self._state
+        self._check_dropped_stop()
+        problem = stage_name_problem(name)
+        if problem:
+            raise WorkflowError(problem)
+        if state.current_stage is not None:
+            raise WorkflowError(
+                f"stage {name} was entered inside stage {state.current_stage}: one stage at a time; "
+                "a loop or a parallel goes inside one stage"
+            )
+        if name in state.plan.entered:
+            raise WorkflowError(f"stage {name} was entered twice in one attempt: each name once per attempt")
+        if work is None or not callable(work):
+            raise WorkflowError(f"stage {name}: its work must be a callable (an async def of no arguments)")
+        schema = load_schema(result, state.schema_base, f"stage {name}") if result is not None else None
+        decision = state.plan.enter(name, schema)
+        state.last_stage = name
+        if isinstance(decision, Halt):
+            halt = PlanStop(decision.reason, stage=name, redo=decision.redo)
+            state.pending_stop = halt
+            raise halt
+        if isinstance(decision, Reuse):
+            return self._reuse(name, decision, schema, summary)
+        if decision.start_point:
+            self._reach_start_point(name, decision.why or "")
+        return await self._run(name, work, schema, summary, decision.why)
+
+    def _check_dropped_stop(self) -> None:
+        stop = self._state.pending_stop
+        if stop is not None:
+            self._state.pending_stop = None
+            raise WorkflowError(f"stop was caught: {stop.reason!r} was raised by wf.stop and then dropped")
+
+    def _reuse(self, name: str, decision: Reuse, schema: Schema | None, summary: Callable[[Any], Any] | None) -> Any:
+        state = self._state
+        record = decision.record
+        if decision.how == "provided":
+            record = self._record(name, "succeeded", value=decision.value, schema=schema, summary=summary,
+                                  started=None, origin="provided")
+            folder.write_stage_record(state.paths, record)
+        state.stage_list.append({"stage": name, "how": decision.how, "outcome": "succeeded",
+                                 "attempt": (record or {}).get("attempt", state.attempt)})
+        state.observer.stage_reused(name, decision.value, record, decision.how)
+        return decision.value
+
+    def _reach_start_point(self, name: str, why: str) -> None:
+        state = self._state
+        stale = [stage for stage in state.plan.records if stage not in state.plan.reused]
+        folder.invalidate(state.paths, stale, state.attempt, name)
+        folder.append_line(
+            state.paths.log, folder.entry("start-point", attempt=state.attempt, stage=name, why=why)
+        )
+
+    async def _run(
+        self, name: str, work: Callable[[], Any], schema: Schema | None,
+        summary: Callable[[Any], Any] | None, why: str | None,
+    ) -> Any:
+        state = self._state
+        started_at = time.time()
+        folder.append_line(state.paths.log, folder.entry("stage-start", attempt=state.attempt, stage=name), sync=False)
+        state.observer.stage_started(name, why)
+        state.current_stage = name
+        state.ran.append(name)
+        try:
+            value = work()
+            if inspect.isawaitable(value):
+                value = await value
+        except Stop as stop:
+            # Still pending: it is dropped if the workflow catches it and carries on.
+            stop.stage = name
+            self._finish(name, "stopped", started_at, reason=stop.reason)
+            raise
+        except asyncio.CancelledError:
+            state.cancelled_in = name
+            self._finish(name, "failed", started_at, reason=state.cancel_reason or "cancelled")
+            raise
+        except BaseException as error:
+            mark_stage(error, name)
+            self._finish(name, "failed", started_at, reason=f"{type(error).__name__}: {error}", error=error)
+            raise
+        finally:
+            state.current_stage = None
+        dropped = state.pending_stop
+        if dropped is not None:
+            state.pending_stop = None
+            reason = f"stop was caught: {dropped.reason!r} was raised by wf.stop and then dropped"
+            self._finish(name, "failed", started_at, reason=reason)
+            raise mark_stage(WorkflowError(reason), name)
+        problem = self._value_problem(name, value, schema)
+        if problem:
+            self._finish(name, "failed", started_at, reason=problem)
+            raise mark_stage(StageValueError(problem), name)
+        self._finish(name, "succeeded", started_at, value=value, schema=schema, summary=summary)
+        return value
+
+    @staticmethod
+    def _value_problem(name: str, value: Any, schema: Schema | None) -> str | None:
+        if schema is None:
+            if value is not None:
+                return (
+                    f"stage {name} has no result schema but returned a {type(value).__name__}; "
+                    "give it result=SCHEMA, or return None"
+                )
+            return None
+        problem = json_problem(value)
+        if problem:
+            return f"stage {name} returned a value a later attempt could not reuse: {problem}"
+        problem = schema.problem(value)
+        if problem:
+            return f"stage {name} returned a value that does not fit its result: {problem}"
+        return None
+
+    def _record(
+        self, name: str, outcome: str, *, value: Any = None, schema: Schema | None = None,
+        summary: Callable[[Any], Any] | None = None, started: float | None, origin: str = "ran",
+        reason: str | None = None, error: BaseException | None = None,
+    ) -> dict[str, Any]:
+        state = self._state
+        record: dict[str, Any] = {
+            "version": 1,
+            "stage": name,
+            "outcome": outcome,
+            "origin": origin,
+            "attempt": state.attempt,
+            "started": iso(started) if started is not None else None,
+            "ended": now_iso(),
+            "has_result": schema is not None,
+            "value": value if outcome == "succeeded" else None,
+            "summary": _summary_text(summary, value) if outcome == "succeeded" else None,
+            "reason": reason,
+            "workflow_version": state.workflow_version,
+        }
+        if error is not None:
+            record["error"] = {
+                "type": type(error).__name__,
+                "message": str(error),
+                "traceback": "".join(traceback.format_exception(error)),
+            }
+        return record
+
+    def _finish(self, name: str, outcome: str, started: float, **fields: Any) -> None:
+        state = self._state
+        record = self._record(name, outcome, started=started, **fields)
+        folder.write_stage_record(state.paths, record)
+        state.stage_list.append({"stage": name, "how": "ran", "outcome": outcome, "attempt": state.attempt})
+        state.observer.stage_ended(record, time.time() - started)
+
+
+def _summary_text(summary: Callable[[Any], Any] | None, value: Any) -> str | None:
+    if summary is None:
+        return None
+    try:
+        text = summary(value)
+    except Exception as error:  # a summary is only a line in the view; it must not lose the work
+        return f"(summary failed: {type(error).__name__}: {error})"
+    return None if text is None else str(text)

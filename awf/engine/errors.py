@@ -1,0 +1,39 @@
+"""Exceptions the engine raises into a workflow, and the ones it raises to its caller."""
+
+from __future__ import annotations
+
+
+class Stop(BaseException):
+    """Raised by `wf.stop(reason)`. A BaseException, so `except Exception` cannot swallow it."""
+
+    def __init__(self, reason: str, *, stage: str | None = None, redo: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.stage = stage
+        # The stage the printed command should redo with --from-stage, when awf knows it.
+        self.redo = redo
+
+
+class PlanStop(Stop):
+    """A stage awf can neither reuse nor run: the attempt stops there, and no record changes."""
+
+
+class WorkflowError(Exception):
+    """A workflow broke a rule of the author API (a bad stage name, a stage inside a stage, …)."""
+
+
+class StageValueError(Exception):
+    """A stage returned a value that cannot be recorded (not JSON, or not what its schema says)."""
+
+
+class Refusal(Exception):
+    """A request that cannot be carried out: exit 2 and start no attempt."""
+
+
+class LoadError(Exception):
+    """The workflow file cannot be loaded or holds no usable workflow."""
+
+    def __init__(self, message: str, *, exit_code: int = 2, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.detail = detail

@@ -1,0 +1,66 @@
+"""Loading a workflow file as a module and finding its workflow."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import traceback
+from pathlib import Path
+
+from .errors import LoadError
+from .workflow import Workflow
+
+
+def split_target(target: str) -> tuple[Path, str | None]:
+    """`FILE` or `FILE:NAME`: the name picks one workflow of a file that holds several."""
+    if not Path(target).exists() and ":" in target:
+        file, _, name = target.rpartition(":")
+        if file and name:
+            return Path(file), name
+    return Path(target), None
+
+
+def load_workflow(target: str) -> Workflow:
+    """The one workflow of the file `target` names, or a LoadError that says what to do."""
+    path, wanted = split_target(target)
+    if not path.exists():
+        raise LoadError(f"workflow file {path} does not exist")
+    if path.is_dir():
+        raise LoadError(f"{path} is a folder; give the workflow's .py file")
+    resolved = path.resolve()
+    module_name = "awf_workflow_" + hashlib.sha1(str(resolved).encode()).hexdigest()[:12]
+    spec = importlib.util.spec_from_file_location(module_name, resolved)
+    if spec is None or spec.loader is None:
+        raise LoadError(f"{path} cannot be loaded as Python; a workflow file is a .py file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    # A workflow file imports its neighbours (shared schemas, helpers) as a script would.
+    sys.path.insert(0, str(resolved.parent))
+    try:
+        spec.loader.exec_module(module)
+    except SystemExit as error:
+        raise LoadError(f"{path} exited while it was loaded (SystemExit {error.code})", exit_code=1) from None
+    except BaseException as error:
+        detail = "".join(traceback.format_exception(error))
+        raise LoadError(
+            f"{path} cannot be loaded: {type(error).__name__}: {error}", exit_code=1, detail=detail
+        ) from None
+    found: dict[str, Workflow] = {}
+    attributes: dict[str, Workflow] = {}
+    for attribute, value in vars(module).items():
+        if isinstance(value, Workflow):
+            found.setdefault(value.name, value)
+            attributes[attribute] = value
+    if wanted is not None:
+        chosen = found.get(wanted) or attributes.get(wanted)
+        if chosen is None:
+            names = ", ".join(sorted(found)) or "none"
+            raise LoadError(f"{path} has no workflow named {wanted!r}; it has: {names}")
+        return chosen
+    if not found:
+        raise LoadError(f"{path} defines no workflow: decorate an async def with @awf.workflow(name=..., ...)")
+    if len(found) > 1:
+        names = ", ".join(sorted(found))
+        raise LoadError(f"{path} holds several workflows ({names}); name one as {path}:NAME")
+    return next(iter(found.values()))

@@ -1,0 +1,43 @@
+"""What the engine tells whoever shows an attempt's progress. The view implements it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class Observer(Protocol):
+    def attempt_started(self, workflow: str, run_id: str, attempt: int, record_dir: Path) -> None: ...
+
+    def notice(self, text: str) -> None:
+        """A line worth a person's attention: a warning, an interrupted attempt, …"""
+
+    def stage_reused(self, name: str, value: Any, record: dict[str, Any] | None, how: str) -> None: ...
+
+    def stage_started(self, name: str, why: str | None) -> None: ...
+
+    def stage_ended(self, record: dict[str, Any], seconds: float) -> None: ...
+
+    def logged(self, stage: str | None, message: str) -> None: ...
+
+
+class Silent:
+    """An observer that shows nothing."""
+
+    def attempt_started(self, workflow: str, run_id: str, attempt: int, record_dir: Path) -> None:
+        pass
+
+    def notice(self, text: str) -> None:
+        pass
+
+    def stage_reused(self, name: str, value: Any, record: dict[str, Any] | None, how: str) -> None:
+        pass
+
+    def stage_started(self, name: str, why: str | None) -> None:
+        pass
+
+    def stage_ended(self, record: dict[str, Any], seconds: float) -> None:
+        pass
+
+    def logged(self, stage: str | None, message: str) -> None:
+        pass

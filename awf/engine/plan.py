@@ -1,0 +1,126 @@
+"""The stage plan: as the workflow enters each stage, reuse its record, run it, or stop.
+
+Before the start point a stage with a succeeded record is reused, after the checks on version,
+result and schema. The start point is the first stage entered with no succeeded record, or the
+one --from-stage names. From there every stage runs. This module decides; it writes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..record.errors import RecordError
+from .schema import Schema
+from .workflow import version_key
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """Hand back a value without calling the stage's work."""
+
+    value: Any
+    record: dict[str, Any] | None
+    how: str = "reused"  # or "provided": given with --values, recorded now
+
+
+@dataclass(frozen=True)
+class Run:
+    """Call the stage's work. `start_point` is set on the first stage that runs."""
+
+    start_point: bool
+    why: str | None = None
+
+
+@dataclass(frozen=True)
+class Halt:
+    """A stage awf can neither reuse nor run: the attempt stops there, changing no record."""
+
+    reason: str
+    redo: str | None = None
+    needs: bool = False  # the stage needs a value given with --values
+
+
+Decision = Reuse | Run | Halt
+
+
+@dataclass
+class StagePlan:
+    """What this attempt does with each stage it enters."""
+
+    records: dict[str, dict[str, Any] | RecordError]
+    code_version: str | None = None
+    from_stage: str | None = None
+    values: dict[str, Any] = field(default_factory=dict)
+    reached: bool = False
+    reused: list[str] = field(default_factory=list)
+    entered: list[str] = field(default_factory=list)
+
+    def enter(self, name: str, schema: Schema | None) -> Decision:
+        self.entered.append(name)
+        if self.reached:
+            return Run(False)
+        if name == self.from_stage:
+            self.reached = True
+            return Run(True, "--from-stage")
+        if name in self.values:
+            return self._provided(name, schema)
+        record = self.records.get(name)
+        if isinstance(record, RecordError):
+            return Halt(f"stage {name}'s record cannot be used: {record}", redo=name)
+        if record is None or record["outcome"] != "succeeded":
+            if self.from_stage is not None:
+                return Halt(self._missing_before_from_stage(name, record), redo=self.from_stage, needs=True)
+            self.reached = True
+            return Run(True, _why_run(record))
+        problem = self._stale(name, record, schema)
+        if problem:
+            return Halt(problem, redo=name)
+        self.reused.append(name)
+        return Reuse(record.get("value"), record)
+
+    def _provided(self, name: str, schema: Schema | None) -> Decision:
+        value = self.values[name]
+        if schema is None:
+            return Halt(f"--values gives stage {name} a value, but it has no result to hold one", redo=self.from_stage)
+        problem = schema.problem(value)
+        if problem:
+            reason = f"--values: the value for stage {name} does not fit its result: {problem}"
+            return Halt(reason, redo=self.from_stage)
+        self.reused.append(name)
+        return Reuse(value, None, "provided")
+
+    def _missing_before_from_stage(self, name: str, record: dict[str, Any] | None) -> str:
+        had = "" if record is None else f" (its record {record['outcome']} in attempt {record['attempt']})"
+        return (
+            f"stage {name} comes before --from-stage {self.from_stage} and has no succeeded record to reuse"
+            f"{had}; give its value with --values"
+        )
+
+    def _stale(self, name: str, record: dict[str, Any], schema: Schema | None) -> str | None:
+        recorded, now = record.get("workflow_version"), self.code_version
+        if recorded and now and version_key(recorded) != version_key(now):
+            return (
+                f"stage {name} was recorded by version {recorded} of the workflow, and the code is version {now}; "
+                "a record of another major version may not mean what the code expects"
+            )
+        had_result = record.get("has_result", True)
+        if schema is None and had_result and record.get("value") is not None:
+            return f"stage {name} no longer declares a result, but its record holds a value"
+        if schema is not None and not had_result:
+            return f"stage {name} now declares a result, but it was recorded without one"
+        if schema is not None:
+            problem = schema.problem(record.get("value"))
+            if problem:
+                return f"the recorded value of stage {name} no longer fits its result: {problem}"
+        return None
+
+    def never_reached(self) -> list[str]:
+        """Recorded stages this attempt did not enter: where a mistyped or renamed stage hides."""
+        return [name for name in self.records if name not in self.entered]
+
+
+def _why_run(record: dict[str, Any] | None) -> str:
+    if record is None:
+        return "no record"
+    return f"{record['outcome']} in attempt {record['attempt']}"

@@ -1,0 +1,38 @@
+"""What `awf run` was asked to do, and the command that goes on from an attempt."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class RunRequest:
+    """The flags of one `awf run`."""
+
+    target: str  # FILE or FILE:NAME, as typed
+    run_id: str | None = None
+    resume: bool = False  # --continue
+    timeout: float | None = None
+    timeout_text: str | None = None
+    cwd: Path | None = None  # --cwd as given
+    run_root: Path | None = None
+    argv: list[str] | None = None  # the words after `--`; None when none were given
+    from_stage: str | None = None
+    values_file: Path | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def go_on(self, run_id: str, *, from_stage: str | None = None, values: str | None = None) -> str:
+        """The exact command that adds the next attempt to this run."""
+        words = ["awf", "run", self.target, "--id", run_id, "--continue"]
+        if self.cwd is not None:
+            words += ["--cwd", str(self.cwd)]
+        if self.run_root is not None:
+            words += ["--run-root", str(self.run_root)]
+        if from_stage:
+            words += ["--from-stage", from_stage]
+        command = shlex.join(words)
+        if values:
+            command += f" --values {values}"
+        return command

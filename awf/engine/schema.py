@@ -1,0 +1,102 @@
+"""Result schemas: JSON Schema dicts or `.json` files beside the workflow, compiled once."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .errors import WorkflowError
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A compiled result schema and the text it came from."""
+
+    schema: dict[str, Any]
+    text: str  # canonical JSON: the cache key, and what a record can be compared with
+    source: str  # where it came from, for messages
+
+    def problem(self, value: Any) -> str | None:
+        """Why `value` does not fit, or None when it does."""
+        import fastjsonschema
+
+        try:
+            _compiled(self.text)(value)
+        except fastjsonschema.JsonSchemaValueException as error:
+            return _readable(error)
+        return None
+
+
+def _readable(error: Exception) -> str:
+    message = getattr(error, "message", str(error))
+    for prefix in ("data.", "data[", "data "):
+        if message.startswith(prefix):
+            return "$" + message[4:]
+    return message
+
+
+@cache
+def _compiled(text: str) -> Callable[[Any], Any]:
+    import fastjsonschema
+
+    return fastjsonschema.compile(json.loads(text))
+
+
+def load_schema(spec: Any, base: Path | None, what: str) -> Schema:
+    """Compile `spec`: a JSON Schema dict, or a path to a `.json` file (relative to `base`)."""
+    source = "a dict"
+    if isinstance(spec, (str, Path)):
+        path = Path(spec)
+        if not path.is_absolute() and base is not None:
+            path = base / path
+        source = str(path)
+        try:
+            spec = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise WorkflowError(f"{what}: schema file {path} does not exist") from None
+        except (OSError, ValueError) as error:
+            raise WorkflowError(f"{what}: schema file {path} cannot be read as JSON: {error}") from None
+    if not isinstance(spec, dict):
+        kind = type(spec).__name__
+        raise WorkflowError(f"{what}: a schema is a JSON Schema dict or a path to a .json file, not {kind}")
+    try:
+        text = json.dumps(spec, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise WorkflowError(f"{what}: the schema is not JSON: {error}") from None
+    import fastjsonschema
+
+    try:
+        _compiled(text)
+    except fastjsonschema.JsonSchemaDefinitionException as error:
+        raise WorkflowError(f"{what}: the schema from {source} is not a valid JSON Schema: {error}") from None
+    return Schema(spec, text, source)
+
+
+def json_problem(value: Any, path: str = "$") -> str | None:
+    """Why `value` would not come back the same from JSON, or None when it would."""
+    if value is None or isinstance(value, (bool, str, int)):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{path} is {value}, which JSON cannot hold"
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            problem = json_problem(item, f"{path}[{index}]")
+            if problem:
+                return problem
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{path} has the key {key!r}, a {type(key).__name__}; JSON keys are strings"
+            problem = json_problem(item, f"{path}.{key}")
+            if problem:
+                return problem
+        return None
+    kind = type(value).__name__
+    hint = " (use a list)" if isinstance(value, tuple) else ""
+    return f"{path} is a {kind}{hint}; a recorded value is made of dicts, lists, strings, numbers, booleans and None"

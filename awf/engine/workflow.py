@@ -1,0 +1,120 @@
+"""`@awf.workflow`: what a workflow is, as the author declares it."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..record.names import id_problem
+from .errors import WorkflowError
+
+_VERSION = re.compile(r"v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:[-+.].*)?")
+
+
+@dataclass(frozen=True)
+class Workflow:
+    """A workflow: its metadata and its async `run(wf, **args)`."""
+
+    name: str
+    run: Callable[..., Awaitable[Any]]
+    description: str = ""
+    version: str | None = None
+    prepare: Callable[[list[str]], Mapping[str, Any]] | None = None
+    id: Callable[..., str] | None = None
+    present: Callable[[Any], Any] | None = None
+    events: Mapping[str, Any] | None = None
+    source_file: Path | None = field(default=None, compare=False)
+
+    @property
+    def base_dir(self) -> Path | None:
+        """Where schema paths are found: the folder of the file that defines the workflow."""
+        return self.source_file.parent if self.source_file else None
+
+    def prepare_args(self, argv: Sequence[str]) -> dict[str, Any]:
+        """The keyword arguments of `run` for `argv`. Raises ValueError when they are refused."""
+        if self.prepare is None:
+            if argv:
+                raise ValueError(
+                    f"workflow {self.name} takes no arguments (it has no prepare), but was given {list(argv)}"
+                )
+            return {}
+        args = self.prepare(list(argv))
+        if not isinstance(args, Mapping):
+            raise ValueError(f"prepare must return a dict of run's arguments, not {type(args).__name__}")
+        return dict(args)
+
+    def run_id_for(self, args: Mapping[str, Any]) -> str | None:
+        if self.id is None:
+            return None
+        value = self.id(**args) if _takes_keywords(self.id) else self.id(dict(args))
+        return None if value is None else str(value)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Awaitable[Any]:
+        return self.run(*args, **kwargs)
+
+
+def _takes_keywords(fn: Callable[..., Any]) -> bool:
+    """id(args) may take the args dict whole, as in the seeds, or as keywords, as run does."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return not (len(params) == 1 and params[0].kind in positional)
+
+
+def version_key(version: str | None) -> tuple[int, int] | None:
+    """The part of a version whose change makes records stale: the major, or under 0.x the minor."""
+    if version is None:
+        return None
+    match = _VERSION.fullmatch(version.strip())
+    if not match:
+        return None
+    major = int(match.group(1))
+    minor = int(match.group(2) or 0)
+    return (0, minor) if major == 0 else (major, 0)
+
+
+def workflow(
+    *,
+    name: str,
+    description: str = "",
+    version: str | None = None,
+    prepare: Callable[[list[str]], Mapping[str, Any]] | None = None,
+    id: Callable[..., str] | None = None,
+    present: Callable[[Any], Any] | None = None,
+    events: Mapping[str, Any] | None = None,
+) -> Callable[[Callable[..., Awaitable[Any]]], Workflow]:
+    """Declare a workflow on `async def run(wf, **args)`.
+
+    >>> @workflow(name="hello", description="Say hello.")
+    ... async def hello(wf):
+    ...     return await wf.stage("greet", lambda: _greeting(), result={"type": "string"})
+    """
+    problem = id_problem(name, "workflow name")
+    if problem:
+        raise WorkflowError(problem)
+    if version is not None and (not isinstance(version, str) or version_key(version) is None):
+        raise WorkflowError(f"workflow {name}: version {version!r} is not a version such as '1.0.0'")
+
+    def wrap(run: Callable[..., Awaitable[Any]]) -> Workflow:
+        if not inspect.iscoroutinefunction(run):
+            raise WorkflowError(f"workflow {name}: decorate an `async def`, not {run!r}")
+        source = inspect.getsourcefile(run)
+        return Workflow(
+            name=name,
+            run=run,
+            description=description,
+            version=version,
+            prepare=prepare,
+            id=id,
+            present=present,
+            events=events,
+            source_file=Path(source).resolve() if source else None,
+        )
+
+    return wrap

@@ -1,0 +1,75 @@
+"""Durable writes: whole files through a temp file, fsync and rename; appends fsynced.
+
+A crash at any point leaves the old file or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def dumps(obj: Any) -> str:
+    """JSON as awf writes it: UTF-8 text, keys in the order given, no NaN."""
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False)
+
+
+def ensure_dir(path: Path) -> None:
+    """Create `path` and its missing parents with mode 0700."""
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+
+
+def fsync_dir(path: Path) -> None:
+    """Make renames, creations and unlinks in `path` durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace `path` with `text`: temp file beside it, fsync, rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    try:
+        data = text.encode()
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """Write `obj` as indented JSON, atomically, so a person can read and edit it."""
+    write_atomic(path, json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=2) + "\n")
+
+
+def append_line(path: Path, obj: Any, *, sync: bool = True) -> int:
+    """Append `obj` as one JSON line; return the offset the line starts at.
+
+    `sync=False` is for lines that only report progress: losing one in a crash loses nothing a
+    continue needs.
+    """
+    data = (dumps(obj) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+    try:
+        offset = os.lseek(fd, 0, os.SEEK_END)
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        if sync:
+            os.fsync(fd)
+        return offset
+    finally:
+        os.close(fd)

@@ -1,0 +1,304 @@
+"""One run's folder: claiming it, its attempts, its stage records and its output.
+
+Every write here is atomic or an fsynced append. The engine decides what to write; this module
+only knows how to write it so that a crash leaves the old state or the new one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .clock import now_iso, parse_iso
+from .errors import RecordError
+from .files import append_line, ensure_dir, fsync_dir, write_json
+from .layout import RunPaths, prepare_root
+from .liveness import is_alive, process_start
+from .log import read_lines, set_torn_tail_aside
+from .schemas import FORMAT_VERSION, check
+
+
+class Refused(Exception):
+    """The run or attempt cannot be claimed; nothing was started."""
+
+
+def entry(kind: str, **fields: Any) -> dict[str, Any]:
+    """A line of run.jsonl."""
+    return {"version": FORMAT_VERSION, "kind": kind, "at": now_iso(), **fields}
+
+
+def read_json_file(path: Path, kind: str) -> dict[str, Any]:
+    """A whole JSON file of the record, checked against its schema."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise
+    except (OSError, UnicodeDecodeError) as error:
+        raise RecordError(path, f"cannot be read: {error}") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise RecordError(path, f"is not JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+    check(kind, obj, path)
+    return obj
+
+
+@dataclass
+class Attempt:
+    """An attempt as read off the log."""
+
+    number: int
+    start: dict[str, Any]
+    end: dict[str, Any] | None = None
+    stages_started: list[str] = field(default_factory=list)
+    stages_recorded: list[str] = field(default_factory=list)
+    start_point: dict[str, Any] | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.start["pid"]
+
+    @property
+    def flags(self) -> dict[str, Any]:
+        return self.start.get("flags") or {}
+
+    def is_live(self) -> bool:
+        return self.end is None and is_alive(self.pid, self.start.get("process_start"))
+
+    @property
+    def status(self) -> str:
+        if self.end is not None:
+            return self.end["outcome"]
+        return "running" if self.is_live() else "interrupted"
+
+    @property
+    def open_stage(self) -> str | None:
+        """The stage this attempt was in when its log stops: started and never recorded."""
+        if self.stages_started and self.stages_started[-1] not in self.stages_recorded:
+            return self.stages_started[-1]
+        return None
+
+
+@dataclass
+class History:
+    """What run.jsonl says of a run."""
+
+    run: dict[str, Any]
+    attempts: list[Attempt]
+    stage_entries: list[dict[str, Any]]
+
+    @property
+    def last(self) -> Attempt | None:
+        return self.attempts[-1] if self.attempts else None
+
+    @property
+    def status(self) -> str:
+        return self.last.status if self.last else "interrupted"
+
+
+def read_history(paths: RunPaths) -> History:
+    """Read the whole log of a run into its attempts."""
+    run: dict[str, Any] | None = None
+    attempts: dict[int, Attempt] = {}
+    stage_entries: list[dict[str, Any]] = []
+    for line in read_lines(paths.log):
+        item = line.entry
+        kind = item["kind"]
+        if kind == "run":
+            run = item
+        elif kind == "attempt-start":
+            attempts[item["attempt"]] = Attempt(item["attempt"], item)
+        elif item.get("attempt") in attempts:
+            attempt = attempts[item["attempt"]]
+            if kind == "attempt-end":
+                attempt.end = item
+            elif kind == "stage-start":
+                attempt.stages_started.append(item["stage"])
+            elif kind == "stage":
+                attempt.stages_recorded.append(item["stage"])
+                stage_entries.append(item)
+            elif kind == "start-point":
+                attempt.start_point = item
+    if run is None:
+        raise RecordError(paths.log, "has no 'run' line: it is not the log of a run")
+    return History(run, [attempts[n] for n in sorted(attempts)], stage_entries)
+
+
+class AttemptClaim:
+    """The lock an attempt holds for its life. Its descriptor is not inherited by children, so
+    an agent left running after a crash cannot keep the run looking alive."""
+
+    def __init__(self, paths: RunPaths) -> None:
+        from filelock import FileLock, Timeout
+
+        self.paths = paths
+        self._lock = FileLock(str(paths.lock), timeout=0, mode=0o600)
+        try:
+            self._lock.acquire()
+        except Timeout:
+            raise Refused(_holder_text(paths)) from None
+
+    def release(self) -> None:
+        self._lock.release()
+
+
+def _holder_text(paths: RunPaths) -> str:
+    try:
+        pid = read_json_file(paths.pid, "attempt-pid")
+        return (
+            f"run {paths.name} is taken by attempt {pid['attempt']} (pid {pid['pid']}), still running; "
+            "wait for it to end, or stop it"
+        )
+    except (FileNotFoundError, RecordError):
+        return f"run {paths.name} is taken by another attempt that is starting now; try again when it has ended"
+
+
+def existing_id_like(paths: RunPaths) -> str | None:
+    """An existing run id of the same workflow equal to this one, ignoring case."""
+    try:
+        names = os.listdir(paths.workflow_dir)
+    except FileNotFoundError:
+        return None
+    wanted = paths.id.casefold()
+    for name in names:
+        if name.casefold() == wanted and (paths.workflow_dir / name / "run.jsonl").exists():
+            return name
+    return None
+
+
+def create_run(paths: RunPaths, run_fields: dict[str, Any]) -> AttemptClaim:
+    """Make a new run's folder and claim it for its first attempt, or refuse.
+
+    A lock on the workflow's folder makes the check of the id and the creation one step, so two
+    new runs on one id (or ids differing in case) cannot both go on.
+    """
+    from filelock import FileLock
+
+    prepare_root(paths.root)
+    ensure_dir(paths.workflow_dir)
+    with FileLock(str(paths.workflow_dir / ".new-run.lock"), mode=0o600):
+        same = existing_id_like(paths)
+        if same is not None or paths.dir.exists():
+            holder = ""
+            if same is not None and same != paths.id:
+                raise Refused(
+                    f"run {paths.workflow}/{same} exists, and ids that differ only in case are one run; "
+                    "pick another id, or continue it with --id " + same + " --continue"
+                )
+            try:
+                last = read_history(paths).last
+                if last is not None and last.is_live():
+                    holder = f" (attempt {last.number} is running, pid {last.pid})"
+            except (FileNotFoundError, RecordError):
+                pass
+            raise Refused(
+                f"run {paths.name} exists{holder}; continue it with --id {paths.id} --continue, "
+                "or pick another id"
+            )
+        ensure_dir(paths.dir)
+        claim = AttemptClaim(paths)
+        ensure_dir(paths.stages)
+        append_line(paths.log, entry("run", **run_fields))
+        fsync_dir(paths.dir)
+        fsync_dir(paths.workflow_dir)
+    return claim
+
+
+def claim_existing(paths: RunPaths) -> AttemptClaim:
+    """Claim a run that exists for a new attempt, or refuse naming the attempt that holds it."""
+    claim = AttemptClaim(paths)
+    # A half line a crash left at the end of the log is set aside before anything is appended.
+    set_torn_tail_aside(paths.log, entry("torn", note="the end of a line a crash cut short"))
+    return claim
+
+
+def write_pid(paths: RunPaths, attempt: int) -> dict[str, Any]:
+    pid = os.getpid()
+    data = {
+        "version": FORMAT_VERSION,
+        "attempt": attempt,
+        "pid": pid,
+        "process_start": process_start(pid),
+        "host": socket.gethostname(),
+    }
+    write_json(paths.pid, data)
+    return data
+
+
+def remove_pid(paths: RunPaths) -> None:
+    """The pid file describes only a live attempt; the log keeps the pid for good."""
+    try:
+        paths.pid.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def read_stage_records(paths: RunPaths) -> dict[str, dict[str, Any] | RecordError]:
+    """The current record of each stage, or the error that keeps it from being read."""
+    records: dict[str, dict[str, Any] | RecordError] = {}
+    try:
+        names = sorted(os.listdir(paths.stages))
+    except FileNotFoundError:
+        return records
+    for name in names:
+        if not name.endswith(".json") or name.startswith("."):
+            continue
+        stage = name.removesuffix(".json")
+        path = paths.stages / name
+        try:
+            record = read_json_file(path, "stage")
+            if record["stage"] != stage:
+                raise RecordError(path, f"records stage {record['stage']!r}, but its file is named for {stage!r}")
+            records[stage] = record
+        except RecordError as error:
+            records[stage] = error
+        except FileNotFoundError:
+            continue
+    # In the order they were recorded, as a person reads a run; unreadable ones last.
+    return dict(sorted(records.items(), key=lambda item: _recorded_at(item[1])))
+
+
+def _recorded_at(record: dict[str, Any] | RecordError) -> float:
+    if isinstance(record, RecordError):
+        return float("inf")
+    try:
+        return parse_iso(record.get("ended") or "")
+    except ValueError:
+        return float("inf")
+
+
+def write_stage_record(paths: RunPaths, record: dict[str, Any]) -> None:
+    """The current record first, then the history: a crash between them leaves a current record
+    the log lacks, which a reader can still see, and never the reverse."""
+    check("stage", record, paths.stage(record["stage"]))
+    write_json(paths.stage(record["stage"]), record)
+    append_line(paths.log, entry("stage", attempt=record["attempt"], stage=record["stage"], record=record))
+
+
+def invalidate(paths: RunPaths, stages: Iterable[str], attempt: int, start: str) -> list[str]:
+    """Make stage records no longer current. Their contents stand in run.jsonl already.
+
+    The files go first and the folder is synced before the log says so: a crash in between
+    leaves a stage to redo, which is safe, and never a stale record to reuse.
+    """
+    gone = []
+    for stage in stages:
+        try:
+            paths.stage(stage).unlink()
+            gone.append(stage)
+        except FileNotFoundError:
+            continue
+    if gone:
+        fsync_dir(paths.stages)
+        append_line(paths.log, entry("invalidated", attempt=attempt, stages=gone, start=start))
+    return gone
+
+
+def write_out(paths: RunPaths, out: dict[str, Any]) -> None:
+    check("out", out, paths.out)
+    write_json(paths.out, out)

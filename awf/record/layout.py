@@ -1,0 +1,67 @@
+"""Where a run's files are: `{run root}/{workflow}/{id}/…`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .files import ensure_dir, write_atomic
+
+RUNS_DIR = Path(".awf") / "runs"
+
+
+def run_root_for(cwd: Path, run_root: Path | None) -> Path:
+    """The folder that holds the runs: `--run-root`, or `.awf/runs` under the run's cwd."""
+    return (run_root if run_root is not None else cwd / RUNS_DIR).absolute()
+
+
+def prepare_root(root: Path) -> None:
+    """Create the run root; `.awf/runs` gets a `.gitignore` so git never sees the runs."""
+    ensure_dir(root)
+    ignore = root / ".gitignore"
+    if not ignore.exists():
+        write_atomic(ignore, "*\n")
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """The files of one run."""
+
+    root: Path
+    workflow: str
+    id: str
+
+    @property
+    def workflow_dir(self) -> Path:
+        return self.root / self.workflow
+
+    @property
+    def dir(self) -> Path:
+        return self.root / self.workflow / self.id
+
+    @property
+    def log(self) -> Path:
+        return self.dir / "run.jsonl"
+
+    @property
+    def stages(self) -> Path:
+        return self.dir / "stages"
+
+    def stage(self, name: str) -> Path:
+        return self.stages / f"{name}.json"
+
+    @property
+    def out(self) -> Path:
+        return self.dir / "out.json"
+
+    @property
+    def pid(self) -> Path:
+        return self.dir / "attempt.pid"
+
+    @property
+    def lock(self) -> Path:
+        return self.dir / "attempt.lock"
+
+    @property
+    def name(self) -> str:
+        return f"{self.workflow}/{self.id}"

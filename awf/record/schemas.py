@@ -1,0 +1,57 @@
+"""The JSON Schemas of the record's files, compiled once each, on first use."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .errors import RecordError
+
+SCHEMA_BASE = "https://awf.dev/schemas/"
+FORMAT_VERSION = 1
+
+
+def schema_text(name: str) -> str:
+    """The text of `schemas/{name}` as shipped in the package."""
+    return resources.files("awf.schemas").joinpath(name).read_text(encoding="utf-8")
+
+
+def _load_by_uri(uri: str) -> dict[str, Any]:
+    if not uri.startswith(SCHEMA_BASE):
+        raise ValueError(f"awf's schemas refer only to their own files, not {uri}")
+    return json.loads(schema_text(uri.removeprefix(SCHEMA_BASE)))
+
+
+@cache
+def validator(kind: str) -> Callable[[Any], Any]:
+    """The compiled validator of one record kind (`stage`, `log-entry`, `out`, …)."""
+    import fastjsonschema  # deferred: read-only commands that never validate skip the import
+
+    schema = json.loads(schema_text(f"{kind}.schema.json"))
+    return fastjsonschema.compile(schema, handlers={"https": _load_by_uri})
+
+
+def readable_problem(error: Exception) -> str:
+    """fastjsonschema names the root `data`; people read `$`."""
+    message = getattr(error, "message", str(error))
+    return message.replace("data.", "$.", 1).replace("data[", "$[", 1).replace("data ", "$ ", 1)
+
+
+def check(kind: str, obj: Any, path: Path, where: str = "") -> None:
+    """Raise a RecordError naming `path` unless `obj` fits the schema of `kind`."""
+    if isinstance(obj, dict) and isinstance(obj.get("version"), int) and obj["version"] > FORMAT_VERSION:
+        raise RecordError(
+            path,
+            f"{where}written in format version {obj['version']}; this awf reads version {FORMAT_VERSION}",
+            "upgrade awf to read it",
+        )
+    import fastjsonschema
+
+    try:
+        validator(kind)(obj)
+    except fastjsonschema.JsonSchemaValueException as error:
+        raise RecordError(path, f"{where}does not fit {kind}.schema.json: {readable_problem(error)}") from None

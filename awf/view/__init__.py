@@ -1,0 +1,1 @@
+"""How an attempt shows its progress and its ending to a person."""
