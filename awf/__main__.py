@@ -1,0 +1,5 @@
+"""`python -m awf` is the `awf` command."""
+
+from .cli.entry import main
+
+main()

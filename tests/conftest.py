@@ -1,0 +1,91 @@
+"""Shared fixtures: a project folder, workflow files in it, and the real `awf` CLI in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+AWF = [sys.executable, "-m", "awf"]
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def out(self) -> dict[str, Any]:
+        return json.loads(self.stdout)
+
+
+class Project:
+    """A temporary folder where runs happen, with helpers to write workflows and run awf."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.env = {**os.environ, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+
+    def write(self, name: str, text: str) -> Path:
+        file = self.path / name
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(textwrap.dedent(text).lstrip())
+        return file
+
+    def awf(self, *args: str, timeout: float = 60, env: dict[str, str] | None = None,
+            cwd: Path | None = None, input: str | None = None) -> Result:
+        done = subprocess.run(
+            [*AWF, *args], cwd=cwd or self.path, env={**self.env, **(env or {})}, input=input,
+            capture_output=True, text=True, timeout=timeout,
+        )
+        return Result(done.returncode, done.stdout, done.stderr)
+
+    def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        """awf in the background, in a session of its own, as a terminal would run it."""
+        return subprocess.Popen(
+            [*AWF, *args], cwd=self.path, env={**self.env, **(env or {})}, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, start_new_session=True,
+        )
+
+    def run_dir(self, workflow: str, run_id: str) -> Path:
+        return self.path / ".awf" / "runs" / workflow / run_id
+
+    def log(self, workflow: str, run_id: str) -> list[dict[str, Any]]:
+        lines = (self.run_dir(workflow, run_id) / "run.jsonl").read_text().splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def stage(self, workflow: str, run_id: str, stage: str) -> dict[str, Any] | None:
+        path = self.run_dir(workflow, run_id) / "stages" / f"{stage}.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+    def wait_for(self, path: Path, timeout: float = 30) -> None:
+        """Until `path` exists: a workflow touches a file to say it has reached a point."""
+        deadline = time.monotonic() + timeout
+        while not path.exists():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{path} never appeared")
+            time.sleep(0.02)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return Project(tmp_path)
+
+
+def finish(process: subprocess.Popen[str], timeout: float = 30) -> Result:
+    stdout, stderr = process.communicate(timeout=timeout)
+    return Result(process.returncode, stdout, stderr)
+
+
+def send(process: subprocess.Popen[str], number: int = signal.SIGINT) -> None:
+    os.kill(process.pid, number)
