@@ -46,7 +46,7 @@ def check(kind: str, obj: Any, path: Path, where: str = "") -> None:
     if isinstance(obj, dict) and isinstance(obj.get("version"), int) and obj["version"] > FORMAT_VERSION:
         raise RecordError(
             path,
-            f"{where}written in format version {obj['version']}; this awf reads version {FORMAT_VERSION}",
+            f"{where}was written in format version {obj['version']}; this awf reads version {FORMAT_VERSION}",
             "upgrade awf to read it",
         )
     import fastjsonschema

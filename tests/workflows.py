@@ -1,0 +1,50 @@
+"""Workflow files the CLI tests write into their project folder.
+
+THREE has three stages whose behaviour on each attempt comes from files the test writes
+(`mode-{stage}` holding ok, throw, stop, hang or slow-cleanup), so the code stays the same
+between attempts, as in a real continue. Each stage's work leaves `ran-{stage}-{attempt}`.
+"""
+
+THREE = '''
+import asyncio
+from pathlib import Path
+
+import awf
+
+STRING = {"type": "string"}
+
+
+def mode(stage):
+    file = Path(f"mode-{stage}")
+    return file.read_text().strip() if file.exists() else "ok"
+
+
+async def act(wf, stage):
+    how = mode(stage)
+    Path(f"ran-{stage}-{wf.attempt}").touch()
+    if how == "throw":
+        raise RuntimeError(f"{stage} broke")
+    if how == "stop":
+        wf.stop(f"{stage} needs a person")
+    if how == "hang":
+        Path(f"in-{stage}").touch()
+        await asyncio.sleep(3600)
+    if how == "slow-cleanup":
+        try:
+            Path(f"in-{stage}").touch()
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            Path(f"cleaning-{stage}").touch()
+            await asyncio.sleep(3600)
+    return f"{stage} by attempt {wf.attempt}"
+
+
+@awf.workflow(name="three", description="Three stages.", version="1.0.0")
+async def three(wf):
+    plan = await wf.stage("plan", lambda: act(wf, "plan"), result=STRING, summary=lambda v: v)
+    if Path("stop-between").exists():
+        wf.stop(f"the plan is not good enough: {plan}")
+    built = await wf.stage("implement", lambda: act(wf, "implement"), result=STRING)
+    review = await wf.stage("review", lambda: act(wf, "review"), result=STRING)
+    return {"plan": plan, "implement": built, "review": review}
+'''
