@@ -38,7 +38,7 @@ def run_body(project: Project, body: str, *args: str):
     ('await wf.stage("set", lambda: {"x": {1}}, result={"type": "object"})', "$.x is a set"),
     ('await wf.stage("typed", lambda: {"n": "one"},\n'
      '               result={"type": "object", "properties": {"n": {"type": "integer"}}})',
-     "stage typed returned a value that does not fit its result: $.n must be integer"),
+     "stage typed returned a value that does not fit its result: $.n: 'one' is not of type 'integer'"),
     ('await wf.stage("bad-schema", lambda: 1, result={"type": "nonsense"})', "not a valid JSON Schema"),
     ('await wf.stage("missing", lambda: 1, result="nowhere.json")', "schema file"),
 ])

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from ..engine import outcomes
-from ..engine.attempt import Ending, run_attempt
+from ..engine.attempt import Ending, Preview, run_attempt
 from ..engine.durations import parse_duration
 from ..engine.errors import LoadError, Refusal
 from ..engine.request import RunRequest
@@ -18,9 +18,10 @@ from . import output
 def run_command(
     *, file: str, run_id: str | None, resume: bool, from_stage: str | None, values: Path | None,
     timeout: str | None, cwd: Path | None, run_root: Path | None, json_out: bool, argv: list[str] | None,
+    preview: bool = False,
 ) -> int:
     request = RunRequest(target=file, run_id=run_id, resume=resume, cwd=cwd, run_root=run_root, argv=argv,
-                         from_stage=from_stage, values_file=values)
+                         from_stage=from_stage, values_file=values, preview=preview)
     if timeout is not None:
         try:
             request.timeout = parse_duration(timeout)
@@ -45,6 +46,11 @@ def run_command(
     except RecordError as problem:
         output.error(f"the run's record cannot be read: {problem}")
         return 3
+    if isinstance(ending, Preview):
+        from ..view.plan_view import preview_data, preview_text
+
+        output.result(json.dumps(preview_data(ending), indent=2) if json_out else preview_text(ending))
+        return ending.exit_code
     reporter.closing(ending)
     _print_result(ending, json_out)
     return ending.exit_code

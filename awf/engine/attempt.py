@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 import time
@@ -17,15 +18,17 @@ from ..record.clock import age, iso, now_iso
 from ..record.errors import RecordError
 from ..record.layout import RunPaths, run_root_for
 from ..record.liveness import process_start
-from ..record.names import id_problem
+from ..record.names import id_problem, stage_name_problem
 from . import outcomes
 from .context import AttemptState, Context, stage_of
 from .durations import format_duration
 from .errors import PlanStop, Refusal, StageValueError, Stop, WorkflowError
 from .loader import load_workflow
-from .observer import Observer
+from .lookahead import LookAhead, look_ahead
+from .observer import Observer, Silent
 from .plan import StagePlan
 from .request import RunRequest
+from .schema_text import type_text
 from .signals import NAMES, Interruptions, watch_deadline
 from .workflow import Workflow
 
@@ -45,6 +48,7 @@ class Ending:
     hints: list[str] = field(default_factory=list)
     value: Any = None
     workflow: Workflow | None = None
+    needs: dict[str, Any] | None = None  # for a start part-way: each stage's result schema
 
 
 def generated_id() -> str:
@@ -52,19 +56,61 @@ def generated_id() -> str:
     return f"{datetime.now():%Y%m%d-%H%M}-{secrets.token_hex(2)}"
 
 
-def run_attempt(request: RunRequest, observer: Observer) -> Ending:
-    """Claim the run, run the workflow once, write its ending. Raises Refusal or LoadError."""
+@dataclass
+class Preview:
+    """What a continue would do (`--plan`), found by the look-ahead; nothing ran."""
+
+    name: str
+    attempt: int
+    look: LookAhead
+    from_stage: str | None
+    go_on: str
+    records: dict[str, Any]
+
+    @property
+    def would_stop(self) -> bool:
+        look = self.look
+        return bool(look.halt or look.stop or look.needs or look.value_problems or
+                    (look.returned and self.from_stage))
+
+    @property
+    def exit_code(self) -> int:
+        return 3 if self.would_stop else 0
+
+
+def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
+    """Claim the run, run the workflow once, write its ending. Raises Refusal or LoadError.
+
+    With `request.preview`, only look ahead and return what the attempt would do.
+    """
     workflow = load_workflow(request.target)
     cwd = _cwd(request)
     root = run_root_for(cwd, request.run_root)
-    if request.resume:
-        claimed = _claim_continue(request, workflow, root, cwd)
-    else:
-        claimed = _claim_new(request, workflow, root, cwd)
+    values = _read_values(request.values_file) if request.values_file is not None else None
+    claimed = _claim_continue(request, workflow, root, cwd) if request.resume else None
     try:
-        return _run_claimed(request, workflow, claimed, observer)
+        if claimed is None:
+            identity = _new_identity(request, workflow, root, cwd)
+            paths, args, run_cwd, attempt, history, records = identity.paths, identity.args, cwd, 1, None, {}
+        else:
+            paths, args, run_cwd, attempt, history = (claimed.paths, claimed.args, claimed.cwd, claimed.attempt,
+                                                      claimed.history)
+            records = folder.read_stage_records(paths)
+        from_stage = request.from_stage or _inherited_from_stage(history, observer)
+        look = None
+        if from_stage or request.preview:
+            look = _look_ahead(workflow, args, paths, run_cwd, attempt, records, from_stage, values or {})
+        if request.preview:
+            assert look is not None
+            go_on = request.go_on(paths.id, from_stage=from_stage) if request.resume else ""
+            return Preview(paths.name, attempt, look, from_stage, go_on, records)
+        preset = _check_look_ahead(request, paths, look, from_stage, values) if look else None
+        if claimed is None:
+            claimed = _create(identity, request, workflow)
+        return _run_claimed(request, workflow, claimed, observer, records, from_stage, values or {}, preset)
     finally:
-        claimed.claim.release()
+        if claimed is not None:
+            claimed.claim.release()
 
 
 @dataclass
@@ -75,6 +121,98 @@ class _Claimed:
     cwd: Path
     attempt: int
     history: folder.History | None
+
+
+@dataclass
+class _Identity:
+    paths: RunPaths
+    args: dict[str, Any]
+    run_fields: dict[str, Any]
+    cwd: Path
+
+
+def _read_values(path: Path) -> dict[str, Any]:
+    """The --values file: a JSON object by stage name."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise Refusal(f"--values {path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise Refusal(f"--values {path} cannot be read: {error}") from None
+    try:
+        values = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise Refusal(f"--values {path} is not JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+    if not isinstance(values, dict):
+        raise Refusal(f"--values {path} holds a {type(values).__name__}; it must be a JSON object by stage name, "
+                      'such as {"plan": {"doc": "docs/ABC-1.md"}}')
+    bad = [name for name in values if stage_name_problem(name)]
+    if bad:
+        raise Refusal(f"--values {path} names {', '.join(map(repr, bad))}, which cannot be stage names")
+    return values
+
+
+def _inherited_from_stage(history: folder.History | None, observer: Observer) -> str | None:
+    """A crash during a --from-stage redo leaves that redo to the next continue."""
+    last = history.last if history else None
+    if last is None or last.end is not None or last.is_live():
+        return None
+    from_stage = last.flags.get("from_stage")
+    if not from_stage:
+        return None
+    if last.start_point is not None and last.open_stage != from_stage:
+        return None  # it got past the stage it redid; a plain continue picks up after it
+    observer.notice(
+        f"attempt {last.number} was interrupted while redoing from stage {from_stage} (--from-stage); "
+        f"this attempt starts at {from_stage} again, without that attempt's --values"
+    )
+    return from_stage
+
+
+def _look_ahead(workflow: Workflow, args: dict[str, Any], paths: RunPaths, cwd: Path, attempt: int,
+                records: dict[str, Any], from_stage: str | None, values: dict[str, Any]) -> LookAhead:
+    state = AttemptState(paths=paths, attempt=attempt,
+                         plan=StagePlan(records, workflow.version, from_stage, dict(values)),
+                         observer=Silent(), workflow_version=workflow.version, schema_base=workflow.base_dir)
+    state.look_ahead = LookAhead()
+    context = Context(state, run_id=paths.id, workflow=workflow.name, cwd=cwd)
+    return look_ahead(workflow, context, args, cwd)
+
+
+def _check_look_ahead(request: RunRequest, paths: RunPaths, look: LookAhead, from_stage: str | None,
+                      values: dict[str, Any] | None) -> Ending | None:
+    """Refuse a --values file with problems; stop at once when values are needed and not given."""
+    if values is not None:
+        known = {seen.name for seen in look.seen}
+        problems = list(look.value_problems)
+        for name in values:
+            if name not in known:
+                before = ", ".join(seen.name for seen in look.seen) or "none"
+                problems.append(f"stage {name} is not a stage before --from-stage {from_stage} "
+                                f"(the stages before it: {before})")
+        missing = [seen for seen in look.needs if seen.name not in values]
+        for seen in missing:
+            problems.append(f"stage {seen.name} has no value: give {seen.name}: {type_text(seen.schema.schema)}")
+        if problems:
+            listed = "\n".join(f"  {problem}" for problem in problems)
+            raise Refusal(f"--values {request.values_file} cannot be used; nothing was recorded:\n{listed}")
+        return None
+    if not request.resume and look.returned and from_stage:
+        entered = ", ".join(seen.name for seen in look.seen) or "none"
+        raise Refusal(f"--from-stage {from_stage}: the workflow never reaches that stage with these arguments "
+                      f"(it enters: {entered}); check the stage's name")
+    if not look.needs:
+        return None
+    needs = look.needs
+    lines = [f"to start at {from_stage}, give a value for each stage before it, in a JSON file by stage name:"]
+    lines += [f"  {seen.name}: {type_text(seen.schema.schema)}" for seen in needs]
+    if look.ended or look.stop:
+        lines.append(f"  (the look-ahead could not see past: {look.ended or 'a stop: ' + str(look.stop)})")
+    ending = Ending(outcomes.STOPPED, outcomes.exit_code(outcomes.STOPPED), {}, stage=from_stage,
+                    reason="\n".join(lines),
+                    go_on=request.go_on(paths.id, from_stage=from_stage, values="values.json"))
+    ending.needs = {seen.name: seen.schema.schema for seen in needs}
+    return ending
 
 
 def _cwd(request: RunRequest) -> Path:
@@ -93,7 +231,7 @@ def _prepare(workflow: Workflow, argv: list[str]) -> dict[str, Any]:
         raise Refusal(f"prepare refused the arguments {argv}: {type(error).__name__}: {error}") from None
 
 
-def _claim_new(request: RunRequest, workflow: Workflow, root: Path, cwd: Path) -> _Claimed:
+def _new_identity(request: RunRequest, workflow: Workflow, root: Path, cwd: Path) -> _Identity:
     argv = request.argv or []
     args = _prepare(workflow, argv)
     run_id = request.run_id
@@ -117,11 +255,21 @@ def _claim_new(request: RunRequest, workflow: Workflow, root: Path, cwd: Path) -
         "file": str(Path(request.target).absolute()),
         "workflow_version": workflow.version,
     }
+    if request.preview:
+        return _Identity(paths, args, run_fields, cwd)
     try:
-        claim = folder.create_run(paths, run_fields)
+        folder.refuse_if_taken(paths)  # early, before any look-ahead; again, race-free, as the folder is made
     except folder.Refused as refused:
         raise Refusal(str(refused)) from None
-    return _Claimed(paths, claim, args, cwd, 1, None)
+    return _Identity(paths, args, run_fields, cwd)
+
+
+def _create(identity: _Identity, request: RunRequest, workflow: Workflow) -> _Claimed:
+    try:
+        claim = folder.create_run(identity.paths, identity.run_fields)
+    except folder.Refused as refused:
+        raise Refusal(str(refused)) from None
+    return _Claimed(identity.paths, claim, identity.args, identity.cwd, 1, None)
 
 
 def _claim_continue(request: RunRequest, workflow: Workflow, root: Path, cwd: Path) -> _Claimed:
@@ -213,15 +361,16 @@ def _ran_text(record: dict[str, Any]) -> str:
     return f"{record['outcome']} in attempt {record['attempt']}{ago}"
 
 
-def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, observer: Observer) -> Ending:
+def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, observer: Observer,
+                 records: dict[str, Any], from_stage: str | None, values: dict[str, Any],
+                 preset: Ending | None) -> Ending:
     paths, history = claimed.paths, claimed.history
     started = time.time()
     deadline = started + request.timeout if request.timeout else None
-    records = folder.read_stage_records(paths)
     _name_interrupted(history, observer)
-    if request.from_stage and request.from_stage not in records:
+    if from_stage and from_stage not in records and request.resume:
         observer.notice(
-            f"--from-stage {request.from_stage}: this run has no record of that stage; "
+            f"--from-stage {from_stage}: this run has no record of that stage; "
             "the attempt stops if the workflow never reaches it"
         )
     folder.append_line(paths.log, folder.entry(
@@ -233,7 +382,7 @@ def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, obs
         workflow_version=workflow.version,
         flags={
             "continue": request.resume,
-            "from_stage": request.from_stage,
+            "from_stage": from_stage,
             "values": str(request.values_file) if request.values_file else None,
             "timeout": request.timeout_text,
         },
@@ -244,7 +393,7 @@ def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, obs
     state = AttemptState(
         paths=paths,
         attempt=claimed.attempt,
-        plan=StagePlan(records, workflow.version, request.from_stage, dict(request.extra.get("values") or {})),
+        plan=StagePlan(records, workflow.version, from_stage, dict(values)),
         observer=observer,
         workflow_version=workflow.version,
         schema_base=workflow.base_dir,
@@ -253,8 +402,12 @@ def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, obs
     previous_cwd = Path.cwd()
     os.chdir(claimed.cwd)
     try:
-        result = _drive(workflow, context, state, claimed.args, deadline)
-        ending = _ending(request, workflow, claimed, state, result, history)
+        if preset is not None:
+            ending = preset
+            ending.record_dir, ending.workflow = paths.dir, workflow
+        else:
+            result = _drive(workflow, context, state, claimed.args, deadline)
+            ending = _ending(request, workflow, claimed, state, result, history, from_stage)
     finally:
         os.chdir(previous_cwd)
     out = {
@@ -274,6 +427,8 @@ def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, obs
     }
     if ending.outcome == outcomes.COMPLETED:
         out["value"] = ending.value
+    if ending.needs is not None:
+        out["needs"] = ending.needs
     ending.out = out
     folder.write_out(paths, out)
     folder.append_line(paths.log, folder.entry(
@@ -360,7 +515,7 @@ def _drive(workflow: Workflow, context: Context, state: AttemptState, args: dict
 
 
 def _ending(request: RunRequest, workflow: Workflow, claimed: _Claimed, state: AttemptState,
-            result: _Result, history: folder.History | None) -> Ending:
+            result: _Result, history: folder.History | None, from_stage: str | None) -> Ending:
     run_id = claimed.paths.id
     plan = state.plan
 
@@ -369,8 +524,7 @@ def _ending(request: RunRequest, workflow: Workflow, claimed: _Claimed, state: A
         code = outcomes.exit_code(outcome, result.signal)
         go_on = None
         if outcome != outcomes.COMPLETED:
-            from_stage = redo or (request.from_stage if not plan.reached else None)
-            go_on = request.go_on(run_id, from_stage=from_stage)
+            go_on = request.go_on(run_id, from_stage=redo or (from_stage if not plan.reached else None))
         return Ending(outcome, code, {}, stage=stage, reason=reason, go_on=go_on, record_dir=claimed.paths.dir,
                       detail=detail, hints=hints or [], value=value, workflow=workflow)
 
@@ -384,11 +538,11 @@ def _ending(request: RunRequest, workflow: Workflow, claimed: _Claimed, state: A
             stop = state.pending_stop
             return make(outcomes.FAILED, reason=f"stop was caught: {stop.reason!r} was raised by wf.stop and "
                         "then dropped; let it propagate")
-        if request.from_stage and not plan.reached:
+        if from_stage and not plan.reached:
             never = plan.never_reached()
             listed = ", ".join(never) if never else "none"
             return make(outcomes.STOPPED, reason=(
-                f"the workflow never reached --from-stage {request.from_stage} (a typo, a renamed stage or a branch "
+                f"the workflow never reached --from-stage {from_stage} (a typo, a renamed stage or a branch "
                 f"not taken); recorded stages it never reached: {listed}"), redo=never[0] if never else None)
         return make(outcomes.COMPLETED, value=result.value)
     if isinstance(error, Stop):

@@ -47,6 +47,8 @@ class AttemptState:
         # Set before the attempt's task is cancelled, so the open stage records why.
         self.cancel_reason: str | None = None
         self.cancelled_in: str | None = None
+        # Set while the look-ahead runs the workflow: nothing is run, asked or written.
+        self.look_ahead: Any = None
 
 
 def mark_stage(error: BaseException, stage: str) -> BaseException:
@@ -98,6 +100,8 @@ class Context:
             fields["stage"] = self._state.current_stage
         if data:
             fields["data"] = data
+        if self._state.look_ahead is not None:
+            return
         folder.append_line(self._state.paths.log, folder.entry("log", **fields), sync=False)
         self._state.observer.logged(self._state.current_stage, str(message))
 
@@ -129,6 +133,8 @@ class Context:
         if work is None or not callable(work):
             raise WorkflowError(f"stage {name}: its work must be a callable (an async def of no arguments)")
         schema = load_schema(result, state.schema_base, f"stage {name}") if result is not None else None
+        if state.look_ahead is not None:
+            return state.look_ahead.enter(name, schema, state.plan)
         decision = state.plan.enter(name, schema)
         state.last_stage = name
         if isinstance(decision, Halt):

@@ -39,6 +39,7 @@ class Halt:
     reason: str
     redo: str | None = None
     needs: bool = False  # the stage needs a value given with --values
+    bad_value: bool = False  # the value given with --values does not fit
 
 
 Decision = Reuse | Run | Halt
@@ -69,6 +70,10 @@ class StagePlan:
         if isinstance(record, RecordError):
             return Halt(f"stage {name}'s record cannot be used: {record}", redo=name)
         if record is None or record["outcome"] != "succeeded":
+            if self.from_stage is not None and schema is None:
+                # A stage with no result needs no value: starting after it counts it as done.
+                self.reused.append(name)
+                return Reuse(None, None, "provided")
             if self.from_stage is not None:
                 return Halt(self._missing_before_from_stage(name, record), redo=self.from_stage, needs=True)
             self.reached = True
@@ -82,11 +87,11 @@ class StagePlan:
     def _provided(self, name: str, schema: Schema | None) -> Decision:
         value = self.values[name]
         if schema is None:
-            return Halt(f"--values gives stage {name} a value, but it has no result to hold one", redo=self.from_stage)
+            reason = f"stage {name} has no result, so it needs no value"
+            return Halt(reason, redo=self.from_stage, bad_value=True)
         problem = schema.problem(value)
         if problem:
-            reason = f"--values: the value for stage {name} does not fit its result: {problem}"
-            return Halt(reason, redo=self.from_stage)
+            return Halt(f"stage {name}: {problem}", redo=self.from_stage, bad_value=True)
         self.reused.append(name)
         return Reuse(value, None, "provided")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -21,7 +21,7 @@ class RunRequest:
     argv: list[str] | None = None  # the words after `--`; None when none were given
     from_stage: str | None = None
     values_file: Path | None = None
-    extra: dict[str, object] = field(default_factory=dict)
+    preview: bool = False  # --plan: look ahead, run nothing
 
     def go_on(self, run_id: str, *, from_stage: str | None = None, values: str | None = None) -> str:
         """The exact command that adds the next attempt to this run."""

@@ -10,6 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..record.schemas import every_problem
 from .errors import WorkflowError
 
 
@@ -22,13 +23,13 @@ class Schema:
     source: str  # where it came from, for messages
 
     def problem(self, value: Any) -> str | None:
-        """Why `value` does not fit, or None when it does."""
+        """Why `value` does not fit (every problem, joined), or None when it does."""
         import fastjsonschema
 
         try:
             _compiled(self.text)(value)
         except fastjsonschema.JsonSchemaValueException as error:
-            return _readable(error)
+            return "; ".join(every_problem(self.schema, value)) or _readable(error)
         return None
 
 

@@ -171,6 +171,26 @@ def existing_id_like(paths: RunPaths) -> str | None:
     return None
 
 
+def refuse_if_taken(paths: RunPaths) -> None:
+    """Refuse a new run on an id that exists, or that differs from one only in case."""
+    same = existing_id_like(paths)
+    if same is None and not paths.dir.exists():
+        return
+    if same is not None and same != paths.id:
+        raise Refused(
+            f"run {paths.workflow}/{same} exists, and ids that differ only in case are one run; "
+            f"pick another id, or continue it with --id {same} --continue"
+        )
+    holder = ""
+    try:
+        last = read_history(paths).last
+        if last is not None and last.is_live():
+            holder = f" (attempt {last.number} is running, pid {last.pid})"
+    except (FileNotFoundError, RecordError):
+        pass
+    raise Refused(f"run {paths.name} exists{holder}; continue it with --id {paths.id} --continue, or pick another id")
+
+
 def create_run(paths: RunPaths, run_fields: dict[str, Any]) -> AttemptClaim:
     """Make a new run's folder and claim it for its first attempt, or refuse.
 
@@ -182,24 +202,7 @@ def create_run(paths: RunPaths, run_fields: dict[str, Any]) -> AttemptClaim:
     prepare_root(paths.root)
     ensure_dir(paths.workflow_dir)
     with FileLock(str(paths.workflow_dir / ".new-run.lock"), mode=0o600):
-        same = existing_id_like(paths)
-        if same is not None or paths.dir.exists():
-            holder = ""
-            if same is not None and same != paths.id:
-                raise Refused(
-                    f"run {paths.workflow}/{same} exists, and ids that differ only in case are one run; "
-                    "pick another id, or continue it with --id " + same + " --continue"
-                )
-            try:
-                last = read_history(paths).last
-                if last is not None and last.is_live():
-                    holder = f" (attempt {last.number} is running, pid {last.pid})"
-            except (FileNotFoundError, RecordError):
-                pass
-            raise Refused(
-                f"run {paths.name} exists{holder}; continue it with --id {paths.id} --continue, "
-                "or pick another id"
-            )
+        refuse_if_taken(paths)
         ensure_dir(paths.dir)
         claim = AttemptClaim(paths)
         ensure_dir(paths.stages)

@@ -55,3 +55,19 @@ def check(kind: str, obj: Any, path: Path, where: str = "") -> None:
         validator(kind)(obj)
     except fastjsonschema.JsonSchemaValueException as error:
         raise RecordError(path, f"{where}does not fit {kind}.schema.json: {readable_problem(error)}") from None
+
+
+def every_problem(schema: dict[str, Any], value: Any) -> list[str]:
+    """Every way `value` misses `schema`, each with the path to it, so one reading fixes them all.
+
+    fastjsonschema, which checks every record on the fast path, stops at the first problem;
+    this is for the error path only, where a person or an agent needs the whole list.
+    """
+    import jsonschema
+
+    validator_class = jsonschema.validators.validator_for(schema)
+    problems = []
+    for error in sorted(validator_class(schema).iter_errors(value), key=lambda e: list(e.absolute_path)):
+        where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        problems.append(f"{where}: {error.message}")
+    return problems

@@ -80,7 +80,10 @@ class LineReporter:
         where = f" in {ending.stage}" if ending.stage else _between(out)
         self._say(f"{mark} {name} {ending.outcome}{where} (attempt {out['attempt']}, exit {ending.exit_code})")
         if ending.reason:
-            self._say(f"  why:     {ending.reason}")
+            first, *rest = ending.reason.splitlines()
+            self._say(f"  why:     {first}")
+            for line in rest:
+                self._say(f"         {line}")
         for hint in ending.hints:
             self._say(f"  note:    {hint}")
         if ending.go_on:
