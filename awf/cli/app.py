@@ -98,3 +98,19 @@ def run(
         file=file, run_id=run_id, resume=resume, from_stage=from_stage, values=values, timeout=timeout,
         cwd=cwd, run_root=run_root, json_out=json_out, argv=_passthrough,
     )
+
+
+@app.command()
+def runs(
+    target: Annotated[str | None, typer.Argument(metavar="[WORKFLOW[/ID]]", help="List this workflow's runs, "
+                                                 "or show the run WORKFLOW/ID in full.")] = None,
+    status: Annotated[list[str] | None, typer.Option("--status", metavar="STATUS",
+                                                     help="Only runs with this status (repeat, or a,b).")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print it as JSON (schemas/runs.schema.json).")] = False,
+    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
+    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
+) -> int:
+    """List runs, newest first, with their status, stage, attempts and cost; or show one run."""
+    from .runs_command import runs_command
+
+    return runs_command(target=target, statuses=status, json_out=json_out, cwd=cwd, run_root=run_root)

@@ -1,0 +1,63 @@
+"""Finding the run a read command names: `WORKFLOW/ID` under the run root of --cwd or --run-root."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..record.layout import RunPaths, run_root_for
+from ..record.names import id_problem
+
+# The exit codes of the commands that read runs (the Runs page).
+READ_OK = 0
+NO_SUCH_RUN = 1
+USAGE = 2
+UNREADABLE = 3
+
+
+class TargetError(Exception):
+    """A run that cannot be named or found; `code` is the exit code it means."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Where:
+    """The folder a read command looks in."""
+
+    root: Path
+    here: Path
+
+    @classmethod
+    def of(cls, cwd: Path | None, run_root: Path | None) -> Where:
+        here = Path.cwd() if cwd is None else cwd.expanduser().absolute()
+        if cwd is not None and not here.is_dir():
+            raise TargetError(f"--cwd {cwd} is not a folder", USAGE)
+        return cls(run_root_for(here, run_root.expanduser() if run_root else None), here)
+
+
+def split_name(text: str) -> tuple[str, str | None]:
+    """`WORKFLOW` or `WORKFLOW/ID`, each checked against the naming rules (a usage error if not)."""
+    workflow, _, run_id = text.partition("/")
+    problem = id_problem(workflow, "workflow name")
+    if problem is None and run_id:
+        problem = id_problem(run_id, "run id")
+    if problem is None and text.endswith("/"):
+        problem = f"{text!r} names no run id after the '/'"
+    if problem:
+        raise TargetError(f"{problem}; name a run as WORKFLOW/ID", USAGE)
+    return workflow, run_id or None
+
+
+def find_run(text: str, where: Where) -> RunPaths:
+    """The run `WORKFLOW/ID` names, or a TargetError (exit 1) saying where it looked."""
+    workflow, run_id = split_name(text)
+    if run_id is None:
+        raise TargetError(f"{text!r} names a workflow, not a run: name a run as WORKFLOW/ID", USAGE)
+    paths = RunPaths(where.root, workflow, run_id)
+    if not paths.log.is_file():
+        hint = " (runs live in .awf/runs under the folder a run works in: give --cwd or --run-root)"
+        raise TargetError(f"there is no run {paths.name}: looked in {paths.workflow_dir}{hint}", NO_SUCH_RUN)
+    return paths

@@ -1,0 +1,90 @@
+"""`awf runs`: the runs under the run root, newest first, or one run in full."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..record.errors import RecordError
+from ..record.layout import RunPaths
+from ..record.summary import STATUSES, RunSummary, run_folders, summarize
+from . import output
+from .run_target import NO_SUCH_RUN, READ_OK, UNREADABLE, USAGE, TargetError, Where, find_run, split_name
+
+
+def runs_command(*, target: str | None, statuses: list[str] | None, json_out: bool,
+                 cwd: Path | None, run_root: Path | None) -> int:
+    try:
+        where = Where.of(cwd, run_root)
+        wanted = _statuses(statuses)
+        workflow, run_id = split_name(target) if target else (None, None)
+        if run_id is not None:
+            if wanted:
+                raise TargetError("--status filters a list of runs; it does not go with WORKFLOW/ID", USAGE)
+            return _one(find_run(target or "", where), where, json_out)
+    except TargetError as problem:
+        output.error(str(problem))
+        return problem.code
+    return _listing(where, workflow, wanted, json_out)
+
+
+def _statuses(given: list[str] | None) -> set[str]:
+    wanted = {word.strip() for item in given or [] for word in item.split(",") if word.strip()}
+    unknown = sorted(wanted - set(STATUSES))
+    if unknown:
+        raise TargetError(f"--status {', '.join(unknown)}: a run's status is one of {', '.join(STATUSES)}", USAGE)
+    return wanted
+
+
+def _listing(where: Where, workflow: str | None, wanted: set[str], json_out: bool) -> int:
+    runs: list[RunSummary] = []
+    problems: list[RecordError] = []
+    for paths in run_folders(where.root, workflow):
+        try:
+            summary = summarize(paths)
+        except RecordError as problem:
+            problems.append(problem)
+            continue
+        if summary is not None and (not wanted or summary.status in wanted):
+            runs.append(summary)
+    runs.sort(key=lambda run: run.started or "", reverse=True)
+    if json_out:
+        output.result(json.dumps({
+            "version": 1,
+            "root": str(where.root),
+            "runs": [run.as_json() for run in runs],
+            "problems": [{"file": str(problem.path), "problem": problem.problem} for problem in problems],
+        }, ensure_ascii=False, indent=2))
+    elif runs:
+        from ..view.runs_table import listing
+
+        output.result(listing(runs))
+    elif not problems:
+        kind = f"of {workflow} " if workflow else ""
+        status = f"with status {', '.join(sorted(wanted))} " if wanted else ""
+        output.usage(f"no runs {kind}{status}under {where.root}")
+    for problem in problems:
+        output.error(f"a run's record cannot be read: {problem}")
+    return UNREADABLE if problems else READ_OK
+
+
+def _one(paths: RunPaths, where: Where, json_out: bool) -> int:
+    from ..record.detail import read_detail
+
+    try:
+        run = read_detail(paths, where.here)
+    except FileNotFoundError:
+        output.error(f"there is no run {paths.name}: its log is gone from {paths.dir}")
+        return NO_SUCH_RUN
+    except RecordError as problem:
+        output.error(f"the run's record cannot be read: {problem}")
+        return UNREADABLE
+    if json_out:
+        output.result(json.dumps(run.as_json(), ensure_ascii=False, indent=2))
+    else:
+        from ..view.runs_table import detail
+
+        output.result(detail(run))
+    for problem in run.problems:
+        output.error(f"a stage record cannot be read: {problem}")
+    return UNREADABLE if run.problems else READ_OK

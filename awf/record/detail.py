@@ -1,0 +1,157 @@
+"""One run in full, read off its files: its input, each attempt, each current stage record, and
+the command that goes on. Nothing here is stored; all of it is derived on every read."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .clock import age, iso
+from .errors import RecordError
+from .folder import Attempt, History, read_history, read_stage_records
+from .layout import RUNS_DIR, RunPaths
+from .log import read_lines
+from .summary import turn_cost
+
+
+@dataclass
+class RunDetail:
+    """What `awf runs WORKFLOW/ID` shows."""
+
+    paths: RunPaths
+    history: History
+    stages: dict[str, dict[str, Any] | RecordError]
+    cost_by_attempt: dict[int, float] = field(default_factory=dict)
+    moved: float = 0.0
+    go_on: str | None = None
+
+    @property
+    def status(self) -> str:
+        return self.history.status
+
+    @property
+    def cost(self) -> float | None:
+        return sum(self.cost_by_attempt.values()) if self.cost_by_attempt else None
+
+    @property
+    def problems(self) -> list[RecordError]:
+        return [record for record in self.stages.values() if isinstance(record, RecordError)]
+
+    def as_json(self) -> dict[str, Any]:
+        run = self.history.run
+        return {
+            "version": 1,
+            "workflow": self.paths.workflow,
+            "id": self.paths.id,
+            "status": self.status,
+            "stage": stage_of(self.history.last),
+            "argv": run.get("argv"),
+            "cwd": run.get("cwd"),
+            "file": run.get("file"),
+            "sandbox": run.get("sandbox"),
+            "started": run.get("at"),
+            "moved": iso(self.moved),
+            "cost": self.cost,
+            "record": str(self.paths.dir),
+            "attempts": [attempt_json(attempt, self.cost_by_attempt.get(attempt.number))
+                         for attempt in self.history.attempts],
+            "stages": [stage_json(name, record) for name, record in self.stages.items()],
+            "go_on": self.go_on,
+        }
+
+
+def read_detail(paths: RunPaths, here: Path | None = None) -> RunDetail:
+    """Read one run whole. Raises FileNotFoundError when it has no log, RecordError when the log
+    cannot be read; an unreadable stage record is kept as its error, to be shown beside the rest."""
+    history = read_history(paths)
+    moved = paths.log.stat().st_mtime
+    costs: dict[int, float] = {}
+    for line in read_lines(paths.log):
+        if line.kind == "turn":
+            cost = turn_cost(line.entry)
+            if cost is not None:
+                number = line.entry.get("attempt") or 0
+                costs[number] = costs.get(number, 0.0) + cost
+    detail = RunDetail(paths, history, read_stage_records(paths), costs, moved)
+    detail.go_on = go_on_command(history, paths, here or Path.cwd())
+    return detail
+
+
+def stage_of(attempt: Attempt | None) -> str | None:
+    """The stage an attempt is in, or ended in."""
+    if attempt is None:
+        return None
+    if attempt.end is not None:
+        return attempt.end.get("stage") or attempt.end.get("after")
+    return attempt.stages_started[-1] if attempt.stages_started else None
+
+
+def attempt_json(attempt: Attempt, cost: float | None = None) -> dict[str, Any]:
+    end = attempt.end or {}
+    live = attempt.status == "running"
+    return {
+        "attempt": attempt.number,
+        "status": attempt.status,
+        "exit_code": end.get("exit_code"),
+        "stage": stage_of(attempt),
+        "reason": end.get("reason"),
+        "flags": {key: value for key, value in attempt.flags.items() if value not in (None, False)},
+        "pid": attempt.pid if live else None,
+        "started": attempt.start.get("at"),
+        "ended": end.get("at"),
+        "file": attempt.start.get("file"),
+        "cost": cost,
+    }
+
+
+def stage_json(name: str, record: dict[str, Any] | RecordError) -> dict[str, Any]:
+    if isinstance(record, RecordError):
+        return {"stage": name, "problem": str(record)}
+    seconds = age(record.get("ended"))
+    return {
+        "stage": name,
+        "outcome": record["outcome"],
+        "attempt": record["attempt"],
+        "origin": record.get("origin"),
+        "ended": record.get("ended"),
+        "age": round(seconds, 3) if seconds is not None else None,
+        "summary": record.get("summary"),
+        "reason": record.get("reason"),
+    }
+
+
+def go_on_command(history: History, paths: RunPaths, here: Path) -> str | None:
+    """The command that adds the next attempt, or None when the run is running or completed.
+
+    An attempt that ended recorded its own; one that was interrupted never could, so it is made
+    here from the run's recorded file, with the --from-stage the attempt was redoing from when it
+    had not reached that stage yet (a plain continue would not redo it).
+    """
+    last = history.last
+    if last is not None and last.end is not None:
+        return last.end.get("go_on")
+    if last is not None and last.is_live():
+        return None
+    file = (last.start.get("file") if last else None) or history.run.get("file")
+    if not file:
+        return None
+    words = ["awf", "run", _shorter(file, here), "--id", paths.id, "--continue"]
+    cwd = history.run.get("cwd")
+    if cwd and paths.root != (Path(cwd) / RUNS_DIR).absolute():
+        words += ["--run-root", str(paths.root)]
+    elif cwd and Path(cwd) != here:
+        words += ["--cwd", cwd]
+    from_stage = last.flags.get("from_stage") if last else None
+    if from_stage and last is not None and last.start_point is None:
+        words += ["--from-stage", from_stage]
+    return shlex.join(words)
+
+
+def _shorter(file: str, here: Path) -> str:
+    """The recorded file relative to `here` when it is below it, as a person would type it."""
+    try:
+        return str(Path(file).relative_to(here))
+    except ValueError:
+        return file

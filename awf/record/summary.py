@@ -1,0 +1,207 @@
+"""What a person asks of a run at a glance, read off its files and never stored.
+
+A listing of thousands of runs must cost little more than walking their folders, so a run's
+summary reads its run.jsonl once and parses only the lines it needs: the first (the run), the
+last attempt's start and end, the last stage it entered, and the turns (for their cost). The
+lines are found by their `"kind"` before they are parsed; a line is always parsed whole before
+it is believed, so a message that merely mentions a kind is never taken for one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import RecordError
+from .layout import RunPaths
+from .liveness import is_alive
+
+# A key and its value as json.dumps and jq write them: `"kind": "turn"` or `"kind":"turn"`.
+_KIND_AT = {kind: re.compile(rb'"kind"\s*:\s*"' + kind.encode() + rb'"') for kind in (
+    "attempt-start", "attempt-end", "stage-start", "stage", "turn",
+)}
+
+STATUSES = ("running", "completed", "parked", "stopped", "failed", "timed-out", "cancelled", "interrupted")
+
+
+@dataclass
+class RunSummary:
+    """One row of `awf runs`."""
+
+    workflow: str
+    id: str
+    dir: Path
+    status: str
+    stage: str | None  # the stage it is in, or ended in
+    attempts: int
+    started: str | None  # when the run was created (ISO 8601)
+    moved: float  # when its log last changed (seconds since the epoch)
+    cost: float | None  # the sum of its turns' costs, where any is known
+    pid: int | None = None  # the live attempt's process
+
+    def as_json(self) -> dict[str, Any]:
+        from .clock import iso
+
+        return {
+            "workflow": self.workflow,
+            "id": self.id,
+            "status": self.status,
+            "stage": self.stage,
+            "attempts": self.attempts,
+            "started": self.started,
+            "moved": iso(self.moved),
+            "cost": self.cost,
+            "pid": self.pid,
+            "record": str(self.dir),
+        }
+
+
+def run_folders(root: Path, workflow: str | None = None) -> Iterator[RunPaths]:
+    """The folders under `root` that hold a run's log, without reading any of them."""
+    try:
+        workflows = [workflow] if workflow is not None else sorted(
+            entry.name for entry in os.scandir(root) if entry.is_dir() and not entry.name.startswith(".")
+        )
+    except FileNotFoundError:
+        return
+    for name in workflows:
+        try:
+            ids = sorted(entry.name for entry in os.scandir(root / name) if entry.is_dir())
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for run_id in ids:
+            yield RunPaths(root, name, run_id)
+
+
+def summarize(paths: RunPaths) -> RunSummary | None:
+    """The summary of one run, or None when its folder holds no log (not a run).
+
+    Raises RecordError naming run.jsonl when it cannot be read or a line it needs is damaged.
+    """
+    try:
+        with open(paths.log, "rb") as handle:
+            moved = os.fstat(handle.fileno()).st_mtime
+            data = handle.read()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise RecordError(paths.log, f"cannot be read: {error.strerror}") from None
+    cut = data.rfind(b"\n") + 1
+    data = data[:cut]  # a last line with no newline is a write a crash cut short
+    reader = _Lines(paths.log, data)
+    first = reader.line_at(0) if data else None
+    if first is None or first.get("kind") != "run":
+        raise RecordError(paths.log, "does not start with a 'run' line: it is not the log of a run")
+    start_at, start = reader.last("attempt-start")
+    summary = RunSummary(
+        workflow=_text(first, "workflow", paths), id=_text(first, "id", paths), dir=paths.dir,
+        status="interrupted", stage=None, attempts=0, started=first.get("at"), moved=moved,
+        cost=reader.cost(),
+    )
+    if start is None:
+        return summary  # created, and crashed before its first attempt began
+    summary.attempts = _number(start, "attempt", paths)
+    _, end = reader.first("attempt-end", after=start_at, attempt=summary.attempts)
+    if end is not None:
+        summary.status = _text(end, "outcome", paths)
+        summary.stage = end.get("stage") or end.get("after")
+        return summary
+    _, entered = reader.last("stage-start", after=start_at)
+    summary.stage = entered.get("stage") if entered else None
+    pid = _number(start, "pid", paths)
+    if is_alive(pid, start.get("process_start")):
+        summary.status, summary.pid = "running", pid
+    return summary
+
+
+class _Lines:
+    """Finds lines of one kind in a log's bytes and parses only those."""
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self.path = path
+        self.data = data
+
+    def line_at(self, offset: int) -> dict[str, Any]:
+        end = self.data.find(b"\n", offset)
+        raw = self.data[offset:end if end >= 0 else len(self.data)]
+        try:
+            entry = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            problem = getattr(error, "msg", str(error))
+            raise RecordError(self.path, f"the line at byte {offset} is not JSON ({problem})") from None
+        if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
+            raise RecordError(self.path, f"the line at byte {offset} is not an entry of the log (no 'kind')")
+        return entry
+
+    def _start_of_line(self, position: int) -> int:
+        return self.data.rfind(b"\n", 0, position) + 1
+
+    def _matches(self, kind: str, after: int) -> Iterator[tuple[int, dict[str, Any]]]:
+        for match in _KIND_AT[kind].finditer(self.data, after):
+            offset = self._start_of_line(match.start())
+            entry = self.line_at(offset)
+            if entry["kind"] == kind:
+                yield offset, entry
+
+    def first(self, kind: str, *, after: int = 0, attempt: int | None = None) -> tuple[int, dict[str, Any] | None]:
+        for offset, entry in self._matches(kind, after):
+            if attempt is None or entry.get("attempt") == attempt:
+                return offset, entry
+        return -1, None
+
+    def last(self, kind: str, *, after: int = 0) -> tuple[int, dict[str, Any] | None]:
+        """The last line of `kind` at or after byte `after`, searched from the end a block at a
+        time: the lines a summary wants sit near the end of a long log."""
+        pattern = _KIND_AT[kind]
+        end = len(self.data)
+        while end > after:
+            block_start = max(after, self._start_of_line(max(0, end - 65536)))
+            for match in reversed(list(pattern.finditer(self.data, block_start, end))):
+                offset = self._start_of_line(match.start())
+                entry = self.line_at(offset)
+                if entry["kind"] == kind:
+                    return offset, entry
+            end = block_start
+        return -1, None
+
+    def cost(self) -> float | None:
+        """The sum of the costs of the turns that report one; None when none does."""
+        if b'"turn"' not in self.data:
+            return None
+        total: float | None = None
+        for _, entry in self._matches("turn", 0):
+            cost = turn_cost(entry)
+            if cost is not None:
+                total = (total or 0.0) + cost
+        return total
+
+
+def turn_cost(entry: dict[str, Any]) -> float | None:
+    """What a turn cost in US dollars, where its harness reported it."""
+    for holder in (entry, entry.get("usage") if isinstance(entry.get("usage"), dict) else None):
+        if holder is None:
+            continue
+        for key in ("cost_usd", "cost"):
+            value = holder.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return float(value)
+    return None
+
+
+def _text(entry: dict[str, Any], key: str, paths: RunPaths) -> str:
+    value = entry.get(key)
+    if not isinstance(value, str):
+        raise RecordError(paths.log, f"its {entry.get('kind')} line has no {key!r} text")
+    return value
+
+
+def _number(entry: dict[str, Any], key: str, paths: RunPaths) -> int:
+    value = entry.get(key)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise RecordError(paths.log, f"its {entry.get('kind')} line has no whole number {key!r}")
+    return value

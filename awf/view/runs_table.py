@@ -1,0 +1,112 @@
+"""`awf runs` as people read it: a table of runs, and one run in full."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from ..record.clock import parse_iso
+from ..record.detail import RunDetail, stage_json
+from ..record.summary import RunSummary
+
+
+def ago(seconds: float | None) -> str:
+    """How long ago, as a person says it: `just now`, `40s ago`, `3m ago`, `2h ago`, `5d ago`."""
+    if seconds is None:
+        return "-"
+    if seconds < 1:
+        return "just now"
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return f"{int(seconds)}s ago"
+
+
+def when(text: str | None) -> str:
+    """A recorded time in local time, to the minute."""
+    if not text:
+        return "-"
+    try:
+        return datetime.fromtimestamp(parse_iso(text)).strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return text
+
+
+def money(cost: float | None) -> str:
+    if cost is None:
+        return "-"
+    return f"${cost:.2f}" if cost >= 0.01 or cost == 0 else f"${cost:.4f}"
+
+
+def listing(summaries: Iterable[RunSummary], now: float | None = None) -> str:
+    from tabulate import tabulate
+
+    now = time.time() if now is None else now
+    rows = [
+        [s.workflow, s.id, s.status, s.stage or "-", s.attempts, when(s.started), ago(now - s.moved), money(s.cost)]
+        for s in summaries
+    ]
+    headers = ["workflow", "id", "status", "stage", "attempts", "started", "moved", "cost"]
+    return tabulate(rows, headers=headers, tablefmt="plain", disable_numparse=True)
+
+
+def detail(run: RunDetail, now: float | None = None) -> str:
+    """One run: its input, each attempt, each current stage record, and the command that goes on."""
+    from tabulate import tabulate
+
+    now = time.time() if now is None else now
+    data = run.as_json()
+    head = f"{data['workflow']}/{data['id']}  {data['status']}"
+    if data["stage"] and data["status"] != "completed":
+        head += f" in {data['stage']}"
+    lines = [
+        head,
+        f"  argv:     {json.dumps(data['argv'], ensure_ascii=False)}",
+        f"  cwd:      {data['cwd']}",
+        f"  file:     {data['file'] or '-'}",
+        f"  started:  {when(data['started'])}, last moved {ago(now - run.moved)}",
+        f"  cost:     {money(data['cost'])}",
+        f"  record:   {data['record']}",
+        "",
+        "attempts",
+    ]
+    attempt_rows = [
+        [a["attempt"], a["status"], a["stage"] or "-", _flags(a["flags"]) or "-", a["pid"] or "-",
+         when(a["started"]), a["reason"] or ""]
+        for a in data["attempts"]
+    ]
+    lines += _indent(tabulate(attempt_rows, headers=["#", "status", "stage", "flags", "pid", "started", "reason"],
+                              tablefmt="plain", disable_numparse=True))
+    lines += ["", "stages"]
+    if run.stages:
+        stage_rows = []
+        for name, record in run.stages.items():
+            item = stage_json(name, record)
+            if "problem" in item:
+                stage_rows.append([name, "unreadable", "-", "-", item["problem"]])
+                continue
+            seconds = item["age"]
+            said = item["summary"] if item["outcome"] == "succeeded" else item["reason"]
+            stage_rows.append([name, item["outcome"], item["attempt"], ago(seconds), said or ""])
+        lines += _indent(tabulate(stage_rows, headers=["stage", "outcome", "attempt", "age", "summary"],
+                                  tablefmt="plain", disable_numparse=True))
+    else:
+        lines.append("  (no stage recorded)")
+    if data["go_on"]:
+        lines += ["", f"go on: {data['go_on']}"]
+    return "\n".join(lines)
+
+
+def _flags(flags: dict[str, Any]) -> str:
+    words = []
+    for key, value in flags.items():
+        option = "--" + key.replace("_", "-")
+        words.append(option if value is True else f"{option} {value}")
+    return " ".join(words)
+
+
+def _indent(text: str) -> list[str]:
+    return ["  " + line.rstrip() for line in text.splitlines()]
