@@ -114,3 +114,20 @@ def runs(
     from .runs_command import runs_command
 
     return runs_command(target=target, statuses=status, json_out=json_out, cwd=cwd, run_root=run_root)
+
+
+@app.command()
+def answer(
+    value: Annotated[str | None, typer.Argument(
+        metavar="[ANSWER]",
+        help="The answer: JSON that fits the turn's schema, or text when it has none. Read from stdin when left out.",
+    )] = None,
+    blocked: Annotated[str | None, typer.Option("--blocked", metavar="REASON",
+                                                help="Settle the turn as blocked: you cannot do the work.")] = None,
+    turn: Annotated[int | None, typer.Option("--turn", metavar="N", help="The turn to answer (else the current one).")
+                    ] = None,
+) -> int:
+    """Give your answer to the turn awf is waiting on (run by an agent, in the environment awf gave it)."""
+    from .answer_command import answer_command
+
+    return answer_command(value=value, blocked=blocked, turn=turn, argv=_passthrough)

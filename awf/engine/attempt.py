@@ -19,7 +19,7 @@ from ..record.errors import RecordError
 from ..record.layout import RunPaths, run_root_for
 from ..record.liveness import process_start
 from ..record.names import id_problem, stage_name_problem
-from . import outcomes
+from . import attempt_agents, outcomes
 from .context import AttemptState, Context, stage_of
 from .durations import format_duration
 from .errors import PlanStop, Refusal, StageValueError, Stop, WorkflowError
@@ -104,7 +104,7 @@ def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
             assert look is not None
             go_on = request.go_on(paths.id, from_stage=from_stage) if request.resume else ""
             return Preview(paths.name, attempt, look, from_stage, go_on, records)
-        preset = _check_look_ahead(request, paths, look, from_stage, values) if look else None
+        preset = _check_look_ahead(request, paths, look, from_stage, values, records) if look else None
         if claimed is None:
             claimed = _create(identity, request, workflow)
         return _run_claimed(request, workflow, claimed, observer, records, from_stage, values or {}, preset)
@@ -180,7 +180,7 @@ def _look_ahead(workflow: Workflow, args: dict[str, Any], paths: RunPaths, cwd: 
 
 
 def _check_look_ahead(request: RunRequest, paths: RunPaths, look: LookAhead, from_stage: str | None,
-                      values: dict[str, Any] | None) -> Ending | None:
+                      values: dict[str, Any] | None, records: dict[str, Any]) -> Ending | None:
     """Refuse a --values file with problems; stop at once when values are needed and not given."""
     if values is not None:
         known = {seen.name for seen in look.seen}
@@ -197,10 +197,17 @@ def _check_look_ahead(request: RunRequest, paths: RunPaths, look: LookAhead, fro
             listed = "\n".join(f"  {problem}" for problem in problems)
             raise Refusal(f"--values {request.values_file} cannot be used; nothing was recorded:\n{listed}")
         return None
-    if not request.resume and look.returned and from_stage:
-        entered = ", ".join(seen.name for seen in look.seen) or "none"
-        raise Refusal(f"--from-stage {from_stage}: the workflow never reaches that stage with these arguments "
-                      f"(it enters: {entered}); check the stage's name")
+    if look.returned and from_stage:
+        entered = [seen.name for seen in look.seen]
+        if not request.resume:
+            raise Refusal(f"--from-stage {from_stage}: the workflow never reaches that stage with these arguments "
+                          f"(it enters: {', '.join(entered) or 'none'}); check the stage's name")
+        if look.needs:
+            # A renamed stage hides here: say what was never reached rather than ask for values.
+            never = [name for name in records if name not in entered]
+            return Ending(outcomes.STOPPED, outcomes.exit_code(outcomes.STOPPED), {},
+                          reason=never_reached_reason(from_stage, never),
+                          go_on=request.go_on(paths.id, from_stage=never[0] if never else None))
     if not look.needs:
         return None
     needs = look.needs
@@ -367,7 +374,7 @@ def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, obs
     paths, history = claimed.paths, claimed.history
     started = time.time()
     deadline = started + request.timeout if request.timeout else None
-    _name_interrupted(history, observer)
+    _name_interrupted(history, observer, paths)
     if from_stage and from_stage not in records and request.resume:
         observer.notice(
             f"--from-stage {from_stage}: this run has no record of that stage; "
@@ -398,6 +405,7 @@ def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, obs
         workflow_version=workflow.version,
         schema_base=workflow.base_dir,
     )
+    attempt_agents.attach(state, cwd=claimed.cwd, deadline=deadline)
     context = Context(state, run_id=paths.id, workflow=workflow.name, cwd=claimed.cwd)
     previous_cwd = Path.cwd()
     os.chdir(claimed.cwd)
@@ -409,6 +417,7 @@ def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, obs
             result = _drive(workflow, context, state, claimed.args, deadline)
             ending = _ending(request, workflow, claimed, state, result, history, from_stage)
     finally:
+        attempt_agents.end(state)
         os.chdir(previous_cwd)
     out = {
         "version": 1,
@@ -446,7 +455,7 @@ def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, obs
     return ending
 
 
-def _name_interrupted(history: folder.History | None, observer: Observer) -> None:
+def _name_interrupted(history: folder.History | None, observer: Observer, paths: RunPaths) -> None:
     """Each attempt since the last one that ended, which never ended and whose process is gone."""
     if history is None:
         return
@@ -461,6 +470,7 @@ def _name_interrupted(history: folder.History | None, observer: Observer) -> Non
             f"attempt {attempt.number} was interrupted{where}: it has no ending and its process "
             f"(pid {attempt.pid}) is gone; this attempt starts at the stage it was in"
         )
+        attempt_agents.name_left_running(paths, attempt.number, observer)
         from_stage = attempt.flags.get("from_stage")
         if from_stage and attempt.start_point is not None:
             observer.notice(
@@ -540,10 +550,8 @@ def _ending(request: RunRequest, workflow: Workflow, claimed: _Claimed, state: A
                         "then dropped; let it propagate")
         if from_stage and not plan.reached:
             never = plan.never_reached()
-            listed = ", ".join(never) if never else "none"
-            return make(outcomes.STOPPED, reason=(
-                f"the workflow never reached --from-stage {from_stage} (a typo, a renamed stage or a branch "
-                f"not taken); recorded stages it never reached: {listed}"), redo=never[0] if never else None)
+            return make(outcomes.STOPPED, reason=never_reached_reason(from_stage, never),
+                        redo=never[0] if never else None)
         return make(outcomes.COMPLETED, value=result.value)
     if isinstance(error, Stop):
         redo = error.redo
@@ -562,6 +570,11 @@ def _ending(request: RunRequest, workflow: Workflow, claimed: _Claimed, state: A
         return make(outcomes.FAILED, stage=stage, reason=str(error))
     detail = "".join(traceback.format_exception(error))
     return make(outcomes.FAILED, stage=stage, reason=f"{type(error).__name__}: {error}", detail=detail)
+
+
+def never_reached_reason(from_stage: str, never: list[str]) -> str:
+    return (f"the workflow never reached --from-stage {from_stage} (a typo, a renamed stage or a branch not "
+            f"taken); recorded stages it never reached: {', '.join(never) or 'none'}")
 
 
 def _open_stage(state: AttemptState) -> str | None:

@@ -49,6 +49,8 @@ class AttemptState:
         self.cancelled_in: str | None = None
         # Set while the look-ahead runs the workflow: nothing is run, asked or written.
         self.look_ahead: Any = None
+        # `wf.agents`: the attempt's AgentSet (awf.agents.handles), made by attempt_agents.attach.
+        self.agents: Any = None
 
 
 def mark_stage(error: BaseException, stage: str) -> BaseException:
@@ -81,6 +83,17 @@ class Context:
         self.attempt = state.attempt
         self.workflow = workflow
         self.cwd = cwd
+
+    @property
+    def agents(self) -> Any:
+        """Open agents and ask them: `agent = await wf.agents.open(key=..., runtime=...)`."""
+        if self._state.agents is None:
+            if self._state.look_ahead is not None:
+                from .lookahead import LookAheadEnd
+
+                raise LookAheadEnd("the workflow opens an agent between stages")
+            raise WorkflowError("this context has no agents")
+        return self._state.agents
 
     @property
     def stage_name(self) -> str | None:

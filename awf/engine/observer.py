@@ -20,6 +20,14 @@ class Observer(Protocol):
 
     def logged(self, stage: str | None, message: str) -> None: ...
 
+    def agent_turn_started(self, stage: str | None, agent: str, harness: str, turn: int, label: str) -> None: ...
+
+    def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None:
+        """The agent stopped without answering and was sent the recovery prompt."""
+
+    def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None,
+                         seconds: float) -> None: ...
+
 
 class Silent:
     """An observer that shows nothing."""
@@ -40,4 +48,14 @@ class Silent:
         pass
 
     def logged(self, stage: str | None, message: str) -> None:
+        pass
+
+    def agent_turn_started(self, stage: str | None, agent: str, harness: str, turn: int, label: str) -> None:
+        pass
+
+    def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None:
+        pass
+
+    def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None,
+                         seconds: float) -> None:
         pass

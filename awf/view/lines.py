@@ -67,6 +67,20 @@ class LineReporter:
     def logged(self, stage: str | None, message: str) -> None:
         self._say(f"  {message}")
 
+    def agent_turn_started(self, stage: str | None, agent: str, harness: str, turn: int, label: str) -> None:
+        again = f" · turn {turn}" if turn > 1 else ""
+        self._say(f"  ◦ {agent} ({harness}){again} · {label}")
+
+    def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None:
+        self._say(f"  ↻ {agent} has not answered ({why}): sent the recovery prompt")
+
+    def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None,
+                         seconds: float) -> None:
+        if outcome == "answered":
+            self._say(f"  ✓ {agent} answered  {format_duration(seconds)}")
+        else:
+            self._say(f"  ✗ {agent} {outcome}: {_first_line(reason)}")
+
     def closing(self, ending: Any) -> None:
         """The closing block: the ending, where, why, the command that goes on, the record."""
         out = ending.out
@@ -89,6 +103,11 @@ class LineReporter:
         if ending.go_on:
             self._say(f"  go on:   {ending.go_on}")
         self._say(f"  records: {relative(ending.record_dir)}")
+
+
+def _first_line(text: str | None) -> str:
+    lines = (text or "").strip().splitlines()
+    return lines[0] + (" …" if len(lines) > 1 else "") if lines else ""
 
 
 def _between(out: dict[str, Any]) -> str:

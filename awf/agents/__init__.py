@@ -1,0 +1,77 @@
+"""Agents: `wf.agents.open(...)`, `agent.run(...)`, the answer channel, and the harnesses.
+
+For workflow authors::
+
+    agent = await wf.agents.open(key="reviewer", runtime={"harness": "exec", "command": [...]})
+    turn = await agent.run(prompt="Review ...", schema=VERDICT, timeout=600)
+    if not turn.outcome.answered:
+        wf.stop(f"no review: {turn.outcome.reason}")
+    verdict = turn.outcome.value
+
+The modules, one job each: spec (what an agent is opened with), handles (`wf.agents` and an
+Agent), turns (a turn from prompt to outcome, the same for every harness), channel (the files
+`awf answer` writes through), answers (reading and checking an answer), prompts (how-to-answer
+and the recovery prompt), processes (process groups, recorded and ended), leftovers (agents a
+crash left running), registry (finding a harness), harness (the interface below), and one
+module per harness: harness_exec, and later harness_claude, harness_codex.
+
+Writing a harness
+=================
+
+A harness is the only code that knows one kind of agent. Put it in
+`awf/agents/harness_{name}.py` with a module-level `HARNESS` (a subclass of
+`awf.agents.harness.Harness`, or an instance of one); `runtime={"harness": "{name}", ...}` or
+the alias `runtime="{name}"` then finds it, with no registration. Its methods:
+
+- `name` (class attribute): the name in `runtime`.
+- `answer_hint` (class attribute, optional): one more line for the how-to-answer text awf adds
+  to every prompt, for a way of answering only this harness has.
+- `answer_grace` (class attribute, optional, seconds, default 2): once the agent has answered,
+  how long `deliver` may go on before the turn cancels it.
+- `spec_problem(runtime) -> str | None`: what is wrong with the runtime dict as written
+  (a missing setting, a wrong type). Checked at `wf.agents.open`; a problem raises AgentError.
+- `missing(session, env) -> str | None`: what must be installed (or logged in to) before the
+  agent can run, saying how to install it. Checked at each turn; a problem fails the turn
+  with that reason, never a traceback.
+- `async deliver(session, message) -> Stopped`: send `message.text` to the agent and return
+  when the agent has stopped working on it. Start every process with `session.spawn(...)`,
+  which puts it in a process group of its own, writes its pid to run.jsonl and ends it with
+  the attempt; give it `message.env` (it holds what `awf answer` needs: keep it in the agent's
+  environment, or export it in the pane the agent runs in). Keep files in `message.dir`,
+  named by `message.delivery`. `message.recovery` is true for the recovery prompt: send it in
+  the same session where the harness can (a harness with no session sends
+  `message.original` too). Return `Stopped()` when the agent stopped and gave nothing; with
+  `failed=REASON` when it broke (exit code, the end of stderr); `blocked=REASON` when it waits on
+  something awf cannot give; `text=...` when it answered outside the channel (awf checks it as
+  `awf answer` would); `usage` and `cost` when the harness reports them. Set `session.id` to the
+  harness's session id once known, and keep what the next turn needs in `session.data`: a
+  second `run` on one agent continues its session where the harness can. The turn cancels
+  `deliver` when the channel settles (after `answer_grace`), at the deadline, or when the
+  attempt is cancelled: on `CancelledError`, end what this delivery started, then re-raise.
+  An exception from `deliver` fails the turn with its message.
+- `close(session)`: end the agent (its session, panes, anything `session.spawn` did not start).
+  Called after a timeout or cancellation, by `agent.close()`, and when the attempt ends; it
+  must be safe to call more than once. Processes from `session.spawn` are ended by awf anyway.
+
+Everything else (the answer channel, schema checks, the recovery prompt, deadlines, the
+outcome, the record of the turn, the progress lines) is the turn's, and the same for every
+harness. `harness_exec` is the smallest complete example.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+# Loaded on first use, so `awf answer` does not pay for what only a running attempt needs.
+_EXPORTS = {
+    "AgentError": "spec", "Harness": "harness", "Message": "harness", "Session": "harness", "Stopped": "harness",
+    "Outcome": "outcome", "Turn": "outcome",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

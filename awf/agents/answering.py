@@ -1,0 +1,91 @@
+"""`awf answer`'s side of the channel: find the turn the environment names, check, settle it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..record.errors import RecordError
+from . import channel
+from .answers import read_answer
+
+
+class Refused(Exception):
+    """There is no turn this answer may settle: no channel in the environment, not this agent's
+    turn, or a turn settled already. Nothing was written."""
+
+
+class Rejected(Exception):
+    """The answer cannot be taken as it is: every problem, so the agent can fix them and retry."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Taken:
+    run: str
+    agent: str
+    turn: int
+    outcome: str
+
+
+def answer(env: Mapping[str, str], text: str | None, *, blocked: str | None = None,
+           turn: int | None = None) -> Taken:
+    """Settle the agent's turn with `text` (or as blocked). Raises Refused or Rejected."""
+    agent_dir, token = env.get(channel.ENV_DIR), env.get(channel.ENV_TOKEN)
+    if not agent_dir or not token:
+        raise Refused(
+            f"there is no turn to answer here: {channel.ENV_DIR} and {channel.ENV_TOKEN} are not set. "
+            "awf answer is run by an agent awf started, in the environment awf gave it"
+        )
+    try:
+        agent = channel.read_agent(Path(agent_dir))
+    except FileNotFoundError:
+        raise Refused(f"{agent_dir} is not an agent's folder: there is no turn to answer there") from None
+    except RecordError as error:
+        raise Refused(f"the agent's record cannot be read: {error}") from None
+    name = f"agent {agent['agent']} of run {agent['run']} (attempt {agent['attempt']})"
+    if not channel.token_fits(agent, token):
+        raise Refused(
+            f"{agent_dir} is the folder of {name}, and {channel.ENV_TOKEN} is not its token: an agent answers "
+            "only its own turns"
+        )
+    number = turn if turn is not None else _pinned(env) or agent["turn"]
+    if number < 1 or number > agent["turn"]:
+        raise Refused(f"{name} has no turn {number}; its current turn is {agent['turn'] or 'none yet'}")
+    folder = channel.turn_dir(Path(agent_dir), number)
+    try:
+        schema = channel.read_turn(folder)["schema"]
+        settled = channel.read_outcome(folder)
+    except (FileNotFoundError, RecordError) as error:
+        raise Refused(f"turn {number} of {name} cannot be read: {error}") from None
+    if settled is not None:
+        raise Refused(_settled_text(name, number, settled))
+    if blocked is not None:
+        if not blocked.strip():
+            raise Rejected(["--blocked needs a reason: say what you are waiting for"])
+        outcome = channel.settle_once(folder, "blocked", reason=blocked.strip(), by="awf answer --blocked")
+    else:
+        value, problems = read_answer(text or "", schema)
+        if problems:
+            raise Rejected(problems)
+        outcome = channel.settle_once(folder, "answered", value=value, by="awf answer")
+    if outcome is None:  # awf settled it (a deadline, say) between the check and now
+        raise Refused(_settled_text(name, number, channel.read_outcome(folder) or {"outcome": "settled"}))
+    return Taken(agent["run"], agent["agent"], number, outcome["outcome"])
+
+
+def _pinned(env: Mapping[str, str]) -> int | None:
+    try:
+        return int(env.get(channel.ENV_TURN, ""))
+    except ValueError:
+        return None
+
+
+def _settled_text(name: str, number: int, settled: dict[str, object]) -> str:
+    how = settled["outcome"]
+    why = f" ({settled['reason']})" if settled.get("reason") else ""
+    return f"turn {number} of {name} has settled already: {how}{why}. A turn takes one answer; this one was not taken"

@@ -1,0 +1,83 @@
+"""Reading an answer: text to a value, checked against the turn's schema, every problem named.
+
+The same checks serve `awf answer` and an answer an agent printed (the exec runtime's stdout),
+so an agent gets the same verdict whichever way it answers.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+MAX_PROBLEM = 300
+
+
+def read_answer(text: str, schema: dict[str, Any] | None) -> tuple[Any, list[str]]:
+    """The value `text` gives, and every problem with it: empty when the answer fits.
+
+    Without a schema the answer is text: a JSON string is decoded, anything else is taken as
+    it is written. With one, it must be JSON that fits the schema.
+    """
+    if schema is None:
+        stripped = text.strip()
+        if not stripped:
+            return None, ["the answer is empty: give your answer as text"]
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            return stripped, []
+        return (value, []) if isinstance(value, str) else (stripped, [])
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as error:
+        return None, [f"the answer is not JSON: {error.msg} at line {error.lineno} column {error.colno}"]
+    except ValueError as error:
+        return None, [f"the answer is not JSON: {error}"]
+    return value, schema_problems(schema, value)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def schema_problems(schema: dict[str, Any], value: Any) -> list[str]:
+    """Every way `value` fails `schema`, each with where it is ($.steps[2]) and what is wrong."""
+    from jsonschema import Draft7Validator, validators  # deferred: only a turn with a schema needs it
+
+    checker = validators.validator_for(schema, default=Draft7Validator)(schema)
+    errors = sorted(checker.iter_errors(value), key=lambda error: [str(part) for part in error.absolute_path])
+    return [f"{where(error.absolute_path)}: {_short(error.message)}" for error in errors]
+
+
+def where(path: Any) -> str:
+    text = "$"
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text
+
+
+def _short(message: str) -> str:
+    return message if len(message) <= MAX_PROBLEM else message[: MAX_PROBLEM - 1] + "…"
+
+
+def last_document(text: str) -> str | None:
+    """The JSON document that ends `text`, starting on a line of its own, or None.
+
+    An agent may print what it did and then its answer: the answer is the last thing printed.
+    """
+    stripped = text.rstrip()
+    if not stripped:
+        return None
+    decoder = json.JSONDecoder()
+    starts = [0] + [index + 1 for index, char in enumerate(stripped) if char == "\n"]
+    for start in reversed(starts):
+        line_start = start + len(stripped[start:]) - len(stripped[start:].lstrip())
+        if line_start >= len(stripped) or stripped[line_start] not in "{[\"":
+            continue
+        try:
+            _, end = decoder.raw_decode(stripped, line_start)
+        except ValueError:
+            continue
+        if end == len(stripped):
+            return stripped[line_start:]
+    return None

@@ -1,0 +1,169 @@
+"""The answer channel: files in the run's folder through which an agent answers its turn.
+
+awf gives each agent a folder and a token. An agent answers by running `awf answer`, which
+finds the folder and proves itself with the token through the environment awf gave it:
+
+    {run}/agents/{attempt}/{key}/agent.json         whose agent, the token's hash, its current turn
+    {run}/agents/{attempt}/{key}/turn-{n}/turn.json  the turn's schema and deadline
+    {run}/agents/{attempt}/{key}/turn-{n}/outcome.json  how the turn settled: created once, whole
+
+outcome.json is written to a temp file, fsynced and hard-linked into place, which fails when
+the file exists. So a turn settles exactly once, whoever is first (the agent answering, or awf
+ending the turn), and a reader sees a whole outcome or none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..record.clock import iso, now_iso
+from ..record.files import FILE_MODE, ensure_dir, fsync_dir, write_atomic, write_json
+from ..record.folder import read_json_file
+from ..record.schemas import FORMAT_VERSION
+
+AGENT_FILE = "agent.json"
+TURN_FILE = "turn.json"
+OUTCOME_FILE = "outcome.json"
+
+# What an agent's environment holds for `awf answer`.
+ENV_DIR = "AWF_AGENT_DIR"
+ENV_TOKEN = "AWF_AGENT_TOKEN"
+ENV_TURN = "AWF_TURN"
+ENV_COMMAND = "AWF_ANSWER_COMMAND"
+
+
+def turn_dir(agent_dir: Path, number: int) -> Path:
+    return agent_dir / f"turn-{number}"
+
+
+def awf_command() -> list[str]:
+    """The command that runs this same awf, whatever PATH the agent has."""
+    return [sys.executable, "-m", "awf"]
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass
+class AgentChannel:
+    """awf's side of one agent's channel."""
+
+    dir: Path
+    token: str
+    fields: dict[str, Any]
+
+    @classmethod
+    def create(cls, agent_dir: Path, *, run: str, attempt: int, agent: str, harness: str) -> AgentChannel:
+        for folder in (agent_dir.parent.parent, agent_dir.parent, agent_dir):
+            ensure_dir(folder)  # one at a time: parents made on the way get the default mode
+        token = secrets.token_hex(16)
+        fields = {
+            "version": FORMAT_VERSION, "run": run, "attempt": attempt, "agent": agent, "harness": harness,
+            "token_sha256": _token_hash(token), "turn": 0,
+        }
+        channel = cls(agent_dir, token, fields)
+        write_json(agent_dir / AGENT_FILE, fields)
+        _write_shim(agent_dir.parent / "bin")
+        return channel
+
+    def open_turn(self, number: int, schema: dict[str, Any] | None, deadline: float | None) -> Path:
+        """Make the turn's folder and point the agent at it. Returns the folder."""
+        folder = turn_dir(self.dir, number)
+        ensure_dir(folder)
+        write_json(folder / TURN_FILE, {
+            "version": FORMAT_VERSION, "run": self.fields["run"], "attempt": self.fields["attempt"],
+            "agent": self.fields["agent"], "turn": number, "schema": schema, "opened": now_iso(),
+            "deadline": iso(deadline) if deadline else None,
+        })
+        self.fields["turn"] = number
+        write_json(self.dir / AGENT_FILE, self.fields)
+        return folder
+
+    def env(self, number: int) -> dict[str, str]:
+        """What the agent's environment needs for `awf answer` to find this turn."""
+        return {
+            ENV_DIR: str(self.dir),
+            ENV_TOKEN: self.token,
+            ENV_TURN: str(number),
+            ENV_COMMAND: shlex.join([*awf_command(), "answer"]),
+            "AWF_RUN": self.fields["run"],
+            "AWF_ATTEMPT": str(self.fields["attempt"]),
+            "AWF_AGENT": self.fields["agent"],
+            # `awf` first on PATH is this awf, so the prompt can say `awf answer` and mean it.
+            "PATH": os.pathsep.join([str(self.dir.parent / "bin"), os.environ.get("PATH", os.defpath)]),
+        }
+
+
+def _write_shim(folder: Path) -> None:
+    """A one-line `awf` that runs the interpreter awf runs on, and nothing else of its venv."""
+    ensure_dir(folder)
+    shim = folder / "awf"
+    write_atomic(shim, "#!/bin/sh\nexec " + shlex.join(awf_command()) + ' "$@"\n')
+    shim.chmod(0o700)
+
+
+def settle(folder: Path, outcome: str, *, value: Any = None, reason: str | None = None, by: str) -> dict[str, Any]:
+    """Settle the turn in `folder`, unless it has settled already. Returns how it stands."""
+    return settle_once(folder, outcome, value=value, reason=reason, by=by) or read_outcome(folder) or {}
+
+
+def settle_once(folder: Path, outcome: str, *, value: Any = None, reason: str | None = None,
+                by: str) -> dict[str, Any] | None:
+    """Settle the turn in `folder` with this outcome; None when it had settled already."""
+    number = int(folder.name.removeprefix("turn-"))
+    record = {"version": FORMAT_VERSION, "turn": number, "outcome": outcome, "value": value, "reason": reason,
+              "by": by, "at": now_iso()}
+    text = json.dumps(record, ensure_ascii=False, allow_nan=False, indent=2) + "\n"
+    return record if _create_once(folder / OUTCOME_FILE, text) else None
+
+
+def _create_once(path: Path, text: str) -> bool:
+    """Write `path` whole, only if it does not exist: temp file, fsync, link. False if it existed."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    try:
+        view = memoryview(text.encode())
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink()
+    fsync_dir(path.parent)
+    return True
+
+
+def read_outcome(folder: Path) -> dict[str, Any] | None:
+    """How the turn in `folder` settled, or None while it is open."""
+    try:
+        return read_json_file(folder / OUTCOME_FILE, "turn-outcome")
+    except FileNotFoundError:
+        return None
+
+
+def read_turn(folder: Path) -> dict[str, Any]:
+    return read_json_file(folder / TURN_FILE, "turn")
+
+
+def read_agent(agent_dir: Path) -> dict[str, Any]:
+    return read_json_file(agent_dir / AGENT_FILE, "agent")
+
+
+def token_fits(agent: dict[str, Any], token: str) -> bool:
+    return hmac.compare_digest(agent["token_sha256"], _token_hash(token))
+

@@ -1,0 +1,144 @@
+"""`wf.agents` and the agents it opens: the handles a workflow holds."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..record import folder
+from .channel import AgentChannel
+from .harness import Harness, Session
+from .outcome import Turn
+from .processes import ProcessBook
+from .registry import NoHarness, harness_for
+from .spec import AgentError, AgentSpec, make_spec
+
+
+class Progress(Protocol):
+    """What the agents tell whoever shows the attempt's progress (the engine's Observer)."""
+
+    def agent_turn_started(self, stage: str | None, agent: str, harness: str, turn: int, label: str) -> None: ...
+
+    def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None: ...
+
+    def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None,
+                         seconds: float) -> None: ...
+
+
+@dataclass
+class Host:
+    """What the agents need of the attempt they work in. The engine makes it."""
+
+    run: str  # {workflow}/{id}
+    run_dir: Path
+    attempt: int
+    cwd: Path
+    stage: Callable[[], str | None]  # the stage the workflow is in now
+    deadline: float | None  # the attempt's, in wall-clock seconds: it caps every turn's
+    load_schema: Callable[[Any, str], dict[str, Any]]  # a turn's schema= to a JSON Schema dict
+    progress: Progress
+    cancel_reason: Callable[[], str | None]  # why the attempt is being cancelled, once it is
+
+    @property
+    def log(self) -> Path:
+        return self.run_dir / "run.jsonl"
+
+
+class AgentSet:
+    """`wf.agents`: opens agents for this attempt, and ends them all when the attempt ends."""
+
+    def __init__(self, host: Host) -> None:
+        self._host = host
+        self._agents: dict[str, Agent] = {}
+        self.book = ProcessBook(host.log, host.attempt)
+
+    async def open(self, *, key: str, runtime: str | dict[str, Any], instructions: str | None = None,
+                   cwd: str | Path | None = None) -> Agent:
+        """The agent `key`: opened now, or the one this attempt already opened with the same spec.
+
+        `runtime` is a harness's name ("claude", "codex") or a dict with a "harness" and its
+        settings: {"harness": "exec", "command": [...]}, {"harness": "claude", "model": ...}.
+        """
+        spec = make_spec(key, runtime, instructions, cwd, self._host.cwd)
+        known = self._agents.get(spec.key)
+        if known is not None:
+            if known.spec != spec:
+                raise AgentError(
+                    f"agent {spec.key} is already open with {known.spec.as_record()}, not {spec.as_record()}: "
+                    "one key is one agent in an attempt; give the other one a key of its own"
+                )
+            return known
+        agent = Agent(spec, self._host, self.book)
+        self._agents[spec.key] = agent
+        return agent
+
+    @property
+    def opened(self) -> list[Agent]:
+        """The agents this attempt opened, in the order it opened them."""
+        return list(self._agents.values())
+
+    def end_all(self) -> None:
+        """End every agent and every process any of them started. The attempt is over."""
+        for agent in self._agents.values():
+            agent.end()
+        self.book.end()
+
+
+class Agent:
+    """An agent opened in this attempt: `turn = await agent.run(prompt=..., schema=...)`."""
+
+    def __init__(self, spec: AgentSpec, host: Host, book: ProcessBook) -> None:
+        self.spec = spec
+        self.key = spec.key
+        self._host = host
+        self._book = book
+        self.harness: Harness | None = None
+        self.unavailable: str | None = None  # why no harness can run it: each turn fails with this
+        try:
+            self.harness = harness_for(spec.harness)
+        except NoHarness as error:
+            self.unavailable = str(error)
+        except Exception as error:  # a harness that cannot be loaded fails turns; it must not crash the attempt
+            self.unavailable = f"the {spec.harness} harness cannot be loaded: {type(error).__name__}: {error}"
+        if self.harness is not None:
+            problem = self.harness.spec_problem(spec.runtime)
+            if problem:
+                raise AgentError(f"agent {spec.key}: {problem}")
+        self.dir = host.run_dir / "agents" / str(host.attempt) / spec.key
+        self.channel = AgentChannel.create(self.dir, run=host.run, attempt=host.attempt, agent=spec.key,
+                                           harness=spec.harness)
+        self.session = Session(spec.key, spec.runtime, spec.instructions, spec.cwd, self.dir, self._spawn)
+        self.turns = 0
+        self.busy = False
+        self.ends = 0  # how many times it was ended: a turn that sees this change was cancelled
+        fields: dict[str, Any] = {"attempt": host.attempt, "agent": spec.key, "harness": spec.harness,
+                                  "model": spec.model, **spec.as_record(), "dir": str(self.dir)}
+        stage = host.stage()
+        if stage is not None:
+            fields["stage"] = stage
+        folder.append_line(host.log, folder.entry("agent", **fields), sync=False)
+
+    def _spawn(self, agent: str, command: Any, *, turn: int | None = None, **options: Any) -> Any:
+        return self._book.spawn(agent, command, turn=turn, stage=self._host.stage(), **options)
+
+    async def run(self, prompt: str, schema: dict[str, Any] | str | Path | None = None,
+                  timeout: float | datetime.timedelta | None = None, label: str | None = None) -> Turn:
+        """Ask the agent; its answer comes back as `turn.outcome`. See awf.agents.turns."""
+        from .turns import run_turn
+
+        return await run_turn(self, self._host, prompt=prompt, schema=schema, timeout=timeout, label=label)
+
+    async def close(self) -> None:
+        """End the agent now: its processes and its session. A later run starts it afresh."""
+        self.end()
+
+    def end(self) -> None:
+        self.ends += 1
+        try:
+            if self.harness is not None:
+                self.harness.close(self.session)
+        finally:
+            self._book.end(self.key)

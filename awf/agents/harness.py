@@ -1,0 +1,102 @@
+"""What a harness is: the one part of awf that knows how to talk to one kind of agent.
+
+The turn (turns.py) owns everything that is the same for every agent: the answer channel,
+the deadline, the recovery prompt, the outcome and its record. A harness only delivers a
+message to its agent and says how the agent stopped. See the package's docstring for the
+contract in full.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from .processes import AgentProcess
+
+
+@dataclass(frozen=True)
+class Message:
+    """One delivery of a turn: its prompt, or the recovery prompt after the agent stopped silent."""
+
+    text: str  # what to send, ending with how to answer
+    turn: int  # the turn's number, from 1 for each agent
+    delivery: int  # 1: the prompt; 2: the recovery prompt
+    original: str  # delivery 1's text: a harness with no session resends it with the recovery prompt
+    dir: Path  # the turn's folder: the harness keeps its files here (<delivery>.stdout.txt, …)
+    env: Mapping[str, str]  # the environment the agent's process must have for `awf answer`
+    deadline: float | None  # wall-clock seconds; the turn enforces it, a harness may pass it on
+
+    @property
+    def recovery(self) -> bool:
+        return self.delivery > 1
+
+
+@dataclass
+class Stopped:
+    """How the agent stopped, if the channel did not settle the turn first.
+
+    All None: it stopped and gave nothing, and the turn sends the recovery prompt.
+    """
+
+    failed: str | None = None  # it broke (exit code, stderr tail): the turn fails with this reason
+    blocked: str | None = None  # it waits on something awf cannot give (a permission, a login)
+    text: str | None = None  # an answer given outside the channel, checked as `awf answer` checks
+    usage: dict[str, Any] | None = None  # tokens and the like, as the harness reports them
+    cost: float | None = None  # in US dollars, where the harness reports it
+
+
+@dataclass
+class Session:
+    """One agent as its harness sees it. awf makes it at `wf.agents.open`; it lives for the attempt."""
+
+    key: str
+    runtime: dict[str, Any]
+    instructions: str | None
+    cwd: Path
+    dir: Path  # the agent's folder in the run's record
+    spawn_process: Callable[..., AgentProcess] = field(repr=False)
+    id: str | None = None  # the harness's session id, once it has one: recorded with each turn
+    data: dict[str, Any] = field(default_factory=dict)  # the harness's own state, between turns
+
+    @property
+    def model(self) -> str | None:
+        model = self.runtime.get("model")
+        return None if model is None else str(model)
+
+    def spawn(self, command: Sequence[str], *, env: Mapping[str, str], stdin: Path | None, stdout: Path,
+              stderr: Path, turn: int | None = None, cwd: Path | None = None) -> AgentProcess:
+        """Start a process for this agent: in its own process group, recorded with its pid, and
+        ended with the attempt. A harness starts every process through this."""
+        return self.spawn_process(self.key, command, cwd=cwd or self.cwd, env=env, stdin=stdin, stdout=stdout,
+                                  stderr=stderr, turn=turn)
+
+
+class Harness:
+    """The base of every harness. Subclass it in `awf/agents/harness_{name}.py` as `HARNESS`."""
+
+    name: ClassVar[str] = ""
+    # A line added to the answer instructions, for a way of answering only this harness has.
+    answer_hint: ClassVar[str | None] = None
+
+    def spec_problem(self, runtime: dict[str, Any]) -> str | None:
+        """What is wrong with `runtime` as the workflow wrote it (checked at open), or None."""
+        return None
+
+    def missing(self, session: Session, env: Mapping[str, str]) -> str | None:
+        """What to install before this agent can run (checked at each turn), or None."""
+        return None
+
+    async def deliver(self, session: Session, message: Message) -> Stopped:
+        """Send `message` to the agent and return once it has stopped working.
+
+        The turn watches the answer channel, the deadline and cancellation while this runs, and
+        cancels it when the turn is over: on cancellation, end what this delivery started.
+        """
+        raise NotImplementedError
+
+    def close(self, session: Session) -> None:
+        """End the agent: its processes, its session. Called after a timeout or cancellation,
+        by `agent.close()`, and when the attempt ends. Must be safe to call more than once."""
+        return None

@@ -1,0 +1,70 @@
+"""What an agent is opened with: its key, its runtime, its instructions and its cwd."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..record.names import id_problem
+
+
+class AgentError(Exception):
+    """A workflow used an agent against its rules: a bad key or runtime, a key reopened with
+    another spec, two turns of one agent at once. A bug in the workflow, not a turn's outcome."""
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """An agent as the workflow asked for it. Two opens of one key must ask for the same spec."""
+
+    key: str
+    runtime: dict[str, Any]  # always a dict with a "harness"
+    instructions: str | None
+    cwd: Path
+
+    @property
+    def harness(self) -> str:
+        return self.runtime["harness"]
+
+    @property
+    def model(self) -> str | None:
+        model = self.runtime.get("model")
+        return None if model is None else str(model)
+
+    def as_record(self) -> dict[str, Any]:
+        return {"runtime": self.runtime, "instructions": self.instructions, "cwd": str(self.cwd)}
+
+
+def make_spec(key: Any, runtime: Any, instructions: Any, cwd: Any, base: Path) -> AgentSpec:
+    """Check what `wf.agents.open` was given and put it in one form; AgentError when it is wrong."""
+    problem = id_problem(key, "agent key") if isinstance(key, str) else f"an agent key is a string, not {key!r}"
+    if problem:
+        raise AgentError(problem)
+    if instructions is not None and not isinstance(instructions, str):
+        raise AgentError(f"agent {key}: instructions are a string, not {type(instructions).__name__}")
+    where = base if cwd is None else (base / Path(cwd)).absolute()
+    if not where.is_dir():
+        raise AgentError(f"agent {key}: its cwd {where} is not a folder")
+    return AgentSpec(key, normal_runtime(key, runtime), instructions, where)
+
+
+def normal_runtime(key: str, runtime: Any) -> dict[str, Any]:
+    """`"claude"` is `{"harness": "claude"}`; a dict must name its harness and hold only JSON."""
+    if isinstance(runtime, str) and runtime:
+        return {"harness": runtime}
+    if not isinstance(runtime, Mapping):
+        raise AgentError(
+            f"agent {key}: runtime is a harness's name (\"claude\", \"codex\") or a dict such as "
+            f"{{\"harness\": \"exec\", \"command\": [...]}}, not {runtime!r}"
+        )
+    harness = runtime.get("harness")
+    if not isinstance(harness, str) or not harness:
+        raise AgentError(f"agent {key}: runtime {dict(runtime)!r} names no harness: give it \"harness\": NAME")
+    try:
+        # Recorded in run.jsonl and compared between opens, so it must be plain JSON.
+        return json.loads(json.dumps(dict(runtime), allow_nan=False))
+    except (TypeError, ValueError) as error:
+        raise AgentError(f"agent {key}: runtime must hold only JSON values: {error}") from None

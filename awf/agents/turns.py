@@ -1,0 +1,255 @@
+"""A turn: one prompt to an agent, carried to one outcome, and written to the run's history.
+
+The same for every harness: the turn opens its answer channel, has the harness deliver the
+prompt, and watches the channel, the deadline and cancellation until the turn settles. An
+agent that stops without answering gets one recovery prompt; a turn past its deadline is
+timed-out and its agent ended. Whatever happens, the turn settles once (outcome.json) and its
+line goes into run.jsonl.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..record import folder as record
+from ..record.clock import iso
+from . import outcome as kinds
+from .answers import last_document, read_answer, schema_problems
+from .channel import read_outcome, settle
+from .harness import Message, Stopped
+from .outcome import Outcome, Turn
+from .prompts import answer_instructions, recovery_prompt
+from .spec import AgentError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .handles import Agent, Host
+
+POLL = 0.05
+ANSWER_GRACE = 2.0  # after the channel settles, how long a delivery has to end by itself
+_TIMED_OUT = object()
+
+
+async def run_turn(agent: Agent, host: Host, *, prompt: Any, schema: Any, timeout: Any, label: Any) -> Turn:
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise AgentError(f"agent {agent.key}: a prompt is a non-empty string, not {prompt!r}")
+    if label is not None and not isinstance(label, str):
+        raise AgentError(f"agent {agent.key}: a label is a string, not {label!r}")
+    seconds = _timeout_seconds(agent.key, timeout)
+    loaded = None if schema is None else host.load_schema(schema, f"agent {agent.key}'s turn")
+    if agent.busy:
+        raise AgentError(
+            f"agent {agent.key} is in a turn already: one turn at a time for an agent; "
+            "open another agent for work in parallel"
+        )
+    agent.busy = True
+    agent.turns += 1
+    number = agent.turns
+    started = time.time()
+    deadline = _deadline(started, seconds, host.deadline)
+    stage = host.stage()
+    turn_folder = agent.channel.open_turn(number, loaded, deadline)
+    host.progress.agent_turn_started(stage, agent.key, agent.spec.harness, number, label or _first_line(prompt))
+    talk = _Conversation(agent, number, turn_folder, prompt, loaded, deadline, seconds is not None)
+    try:
+        settled = await talk.run()
+    except asyncio.CancelledError:
+        agent.end()
+        settled = settle(turn_folder, kinds.CANCELLED, reason=host.cancel_reason() or "the turn was cancelled",
+                         by="awf")
+        _finish(agent, host, talk, settled, stage, label, started)
+        raise
+    finally:
+        agent.busy = False
+    return _finish(agent, host, talk, settled, stage, label, started)
+
+
+def _timeout_seconds(key: str, timeout: Any) -> float | None:
+    if timeout is None:
+        return None
+    if isinstance(timeout, datetime.timedelta):
+        timeout = timeout.total_seconds()
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise AgentError(f"agent {key}: timeout is a number of seconds above zero, or a timedelta, not {timeout!r}")
+    return float(timeout)
+
+
+def _deadline(started: float, seconds: float | None, attempt_deadline: float | None) -> float | None:
+    own = started + seconds if seconds is not None else None
+    if own is None or attempt_deadline is None:
+        return own if own is not None else attempt_deadline
+    return min(own, attempt_deadline)
+
+
+def _first_line(prompt: str, width: int = 60) -> str:
+    line = prompt.strip().splitlines()[0]
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+class _Conversation:
+    """Deliveries until the turn settles: the prompt, and at most one recovery prompt."""
+
+    def __init__(self, agent: Agent, number: int, folder: Path, prompt: str, schema: dict[str, Any] | None,
+                 deadline: float | None, own_timeout: bool) -> None:
+        self.agent = agent
+        self.number = number
+        self.folder = folder
+        self.prompt = prompt
+        self.schema = schema
+        self.deadline = deadline
+        self.own_timeout = own_timeout
+        self.nudged = False
+        self.usage: dict[str, Any] | None = None
+        self.cost: float | None = None
+
+    async def run(self) -> dict[str, Any]:
+        agent = self.agent
+        if agent.harness is None:
+            return self._settle(kinds.FAILED, reason=agent.unavailable)
+        harness = agent.harness
+        env = {**os.environ, **agent.channel.env(self.number)}
+        missing = harness.missing(agent.session, env)
+        if missing:
+            return self._settle(kinds.FAILED, reason=f"{harness.name}: {missing}")
+        instructions = answer_instructions(self.schema, harness.answer_hint)
+        first = self.prompt.rstrip() + "\n" + instructions
+        ends = agent.ends
+        why = ""
+        for delivery in (1, 2):
+            text = first if delivery == 1 else recovery_prompt(why, instructions)
+            if delivery == 2:
+                self.nudged = True
+                agent._host.progress.agent_turn_nudged(agent._host.stage(), agent.key, why)
+            message = Message(text, self.number, delivery, first, self.folder, env, self.deadline)
+            result = await self._deliver(message, harness)
+            if isinstance(result, dict):
+                return result
+            if agent.ends != ends:
+                return self._settle(kinds.CANCELLED, reason="the agent was closed while it worked")
+            if result is _TIMED_OUT:
+                agent.end()
+                return self._settle(kinds.TIMED_OUT, reason=self._timeout_reason())
+            stopped: Stopped = result
+            self._count(stopped)
+            if stopped.failed:
+                return self._settle(kinds.FAILED, reason=stopped.failed)
+            if stopped.blocked:
+                return self._settle(kinds.BLOCKED, reason=stopped.blocked)
+            candidate = self._candidate(stopped.text)
+            if candidate is None:
+                why = "it stopped without answering"
+                continue
+            value, problems = read_answer(candidate, self.schema)
+            if not problems:
+                return self._settle(kinds.ANSWERED, value=value, by="the agent's output")
+            why = "the answer it printed cannot be taken: " + "; ".join(problems)
+        return self._settle(kinds.UNANSWERED, reason=f"{why}, and the recovery prompt brought no answer either")
+
+    async def _deliver(self, message: Message, harness: Any) -> dict[str, Any] | Stopped | object:
+        """Run one delivery until the turn settles, the agent stops, or the deadline passes."""
+        task = asyncio.ensure_future(harness.deliver(self.agent.session, message))
+        try:
+            while True:
+                settled = read_outcome(self.folder)
+                if settled is not None:
+                    await _let_end(task, getattr(harness, "answer_grace", ANSWER_GRACE))
+                    return settled
+                if task.done():
+                    settled = read_outcome(self.folder)  # an answer given just as the agent exited
+                    if settled is not None:
+                        return settled
+                    return _stopped(task, harness.name)
+                if self.deadline is not None and time.time() >= self.deadline:
+                    await _let_end(task, 0)
+                    return read_outcome(self.folder) or _TIMED_OUT
+                await asyncio.wait({task}, timeout=POLL)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+
+    def _candidate(self, text: str | None) -> str | None:
+        """What the agent's output offers as its answer, if anything."""
+        if text is None or not text.strip():
+            return None
+        if self.schema is None:
+            return text
+        document = last_document(text)
+        if document is None:
+            last = text.strip().splitlines()[-1].strip()
+            if last[:1] in ("{", "["):
+                return last  # meant as the answer, but broken: say what is wrong with it
+        return document
+
+    def _count(self, stopped: Stopped) -> None:
+        if stopped.usage:
+            self.usage = {**(self.usage or {}), **stopped.usage}
+        if stopped.cost is not None:
+            self.cost = (self.cost or 0.0) + stopped.cost
+
+    def _timeout_reason(self) -> str:
+        if self.own_timeout and (self.agent._host.deadline is None or self.deadline < self.agent._host.deadline):
+            return f"no answer by the turn's deadline ({iso(self.deadline or 0)}); the agent was ended"
+        return f"no answer by the attempt's deadline, --timeout ({iso(self.deadline or 0)}); the agent was ended"
+
+    def _settle(self, kind: str, *, value: Any = None, reason: str | None = None, by: str = "awf") -> dict[str, Any]:
+        return settle(self.folder, kind, value=value, reason=reason, by=by)
+
+
+async def _let_end(task: asyncio.Future[Any], grace: float) -> None:
+    """Give a delivery `grace` seconds to end by itself, then cancel it and wait for it to stop."""
+    if grace > 0:
+        await asyncio.wait({task}, timeout=grace)
+    if not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=10)
+    if task.done() and not task.cancelled():
+        task.exception()  # seen, so asyncio does not complain of it
+
+
+def _stopped(task: asyncio.Future[Any], name: str) -> Stopped:
+    try:
+        result = task.result()
+    except Exception as error:  # a harness's bug fails the turn; it must not fail the attempt
+        return Stopped(failed=f"the {name} harness failed: {type(error).__name__}: {error}")
+    if not isinstance(result, Stopped):
+        return Stopped(failed=f"the {name} harness returned {result!r}, not a Stopped")
+    return result
+
+
+def _finish(agent: Agent, host: Host, talk: _Conversation, settled: dict[str, Any], stage: str | None,
+            label: str | None, started: float) -> Turn:
+    ended = time.time()
+    outcome = _outcome(settled, talk.schema)
+    fields: dict[str, Any] = {
+        "attempt": host.attempt, "agent": agent.key, "turn": talk.number, "harness": agent.spec.harness,
+        "model": agent.spec.model, "session": agent.session.id, "label": label, "prompt": talk.prompt,
+        "outcome": outcome.kind, "reason": outcome.reason, "by": settled.get("by"), "nudged": talk.nudged,
+        "started": iso(started), "ended": iso(ended), "seconds": round(ended - started, 3),
+        "usage": talk.usage, "cost": talk.cost,
+    }
+    if outcome.answered:
+        fields["value"] = outcome.value
+    if stage is not None:
+        fields["stage"] = stage
+    record.append_line(host.log, record.entry("turn", **fields))
+    host.progress.agent_turn_ended(stage, agent.key, outcome.kind, outcome.reason, ended - started)
+    return Turn(agent.key, talk.number, talk.prompt, outcome, label, fields["started"], fields["ended"],
+                ended - started, agent.session.id, talk.usage, talk.cost)
+
+
+def _outcome(settled: dict[str, Any], schema: dict[str, Any] | None) -> Outcome:
+    kind = settled["outcome"]
+    if kind != kinds.ANSWERED:
+        return Outcome(kind, reason=settled.get("reason") or kind)
+    value = settled.get("value")
+    # Checked again as it is read: an outcome.json edited by hand must not slip a bad answer in.
+    problems = schema_problems(schema, value) if schema is not None else (
+        [] if isinstance(value, str) else [f"the answer is a {type(value).__name__}, not text"])
+    if problems:
+        return Outcome(kinds.FAILED, reason="the recorded answer does not fit the turn: " + "; ".join(problems))
+    return Outcome(kinds.ANSWERED, value=value)
