@@ -131,3 +131,27 @@ def answer(
     from .answer_command import answer_command
 
     return answer_command(value=value, blocked=blocked, turn=turn, argv=_passthrough)
+
+
+@app.command()
+def logs(
+    target: Annotated[str, typer.Argument(metavar="WORKFLOW/ID", help="The run.")],
+    attempt: Annotated[int | None, typer.Option("--attempt", metavar="N", help="Only this attempt's entries.")] = None,
+    stage: Annotated[str | None, typer.Option("--stage", metavar="STAGE", help="Only this stage's entries.")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", metavar="KEY", help="Only this agent's entries.")] = None,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing as the run writes, until the "
+                                         "attempt running now ends.")] = False,
+    after: Annotated[str | None, typer.Option("--after", metavar="CURSOR", help="Only the entries after this "
+                                              "cursor (the number printed before each entry).")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="One JSON object a line (schemas/logs.schema.json).")
+                        ] = False,
+    turn: Annotated[str | None, typer.Option("--turn", metavar="HANDLE", help="Print the prompt and answer of the "
+                                             "turn this handle names.")] = None,
+    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
+    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
+) -> int:
+    """Print a run's history: attempts, stages, turns and logs, each entry with its cursor."""
+    from .logs_command import logs_command
+
+    return logs_command(target=target, attempt=attempt, stage=stage, agent=agent, follow=follow, after=after,
+                        json_out=json_out, turn=turn, cwd=cwd, run_root=run_root)

@@ -43,6 +43,7 @@ class RunSummary:
     moved: float  # when its log last changed (seconds since the epoch)
     cost: float | None  # the sum of its turns' costs, where any is known
     pid: int | None = None  # the live attempt's process
+    process_start: str | None = None  # and its start time, which tells it from a reused pid
 
     def as_json(self) -> dict[str, Any]:
         from .clock import iso
@@ -115,7 +116,7 @@ def summarize(paths: RunPaths) -> RunSummary | None:
     summary.stage = entered.get("stage") if entered else None
     pid = _number(start, "pid", paths)
     if is_alive(pid, start.get("process_start")):
-        summary.status, summary.pid = "running", pid
+        summary.status, summary.pid, summary.process_start = "running", pid, start.get("process_start")
     return summary
 
 

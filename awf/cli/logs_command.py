@@ -1,0 +1,204 @@
+"""`awf logs`: a run's history from run.jsonl, as readable lines, each with its cursor."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..record.errors import RecordError
+from ..record.layout import RunPaths
+from ..record.log import Line, read_lines
+from ..record.summary import RunSummary, summarize
+from . import output
+from .run_target import NO_SUCH_RUN, READ_OK, UNREADABLE, TargetError, Where, find_run
+
+CURSOR_WIDTH = 8
+
+
+@dataclass
+class Filters:
+    attempt: int | None = None
+    stage: str | None = None
+    agent: str | None = None
+
+    def keep(self, entry: dict[str, Any]) -> bool:
+        if self.attempt is not None and entry.get("attempt") != self.attempt:
+            return False
+        if self.stage is not None and entry.get("stage") != self.stage:
+            return False
+        return self.agent is None or entry.get("agent") == self.agent
+
+
+class Printer:
+    """Writes entries as text lines or as JSON lines, as they are read."""
+
+    def __init__(self, json_out: bool) -> None:
+        self.json_out = json_out
+
+    def entry(self, line: Line) -> None:
+        from ..view.log_text import clock, describe
+
+        text = describe(line.entry)
+        if self.json_out:
+            self._write(json.dumps({"cursor": line.offset, "text": text, "entry": line.entry}, ensure_ascii=False))
+            return
+        first, *rest = text.splitlines()
+        pad = " " * (CURSOR_WIDTH + 12)
+        self._write("\n".join([f"{line.offset:>{CURSOR_WIDTH}}  {clock(line.entry.get('at'))}  {first}",
+                               *(pad + more for more in rest)]))
+
+    def interrupted(self, paths: RunPaths) -> None:
+        """An attempt with no ending whose process is gone: say so, and how to go on."""
+        from ..record.detail import go_on_command
+        from ..record.folder import read_history
+
+        history = read_history(paths)
+        last = history.last
+        if last is None or last.end is not None or last.is_live():
+            return
+        where = f" in {last.open_stage}" if last.open_stage else ""
+        text = (f"attempt {last.number} was interrupted{where}: it has no ending and its process "
+                f"(pid {last.pid}) is gone")
+        go_on = go_on_command(history, paths, Path.cwd())
+        if self.json_out:
+            self._write(json.dumps({
+                "cursor": None, "text": text, "go_on": go_on,
+                "interrupted": {"attempt": last.number, "stage": last.open_stage, "pid": last.pid},
+            }, ensure_ascii=False))
+            return
+        pad = " " * (CURSOR_WIDTH + 12)
+        self._write(f"{'':>{CURSOR_WIDTH}}  {'':8}  {text}" + (f"\n{pad}go on: {go_on}" if go_on else ""))
+
+    def _write(self, text: str) -> None:
+        try:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            raise SystemExit(0) from None  # the reader went away (a closed pipe): nothing more to say
+
+
+def logs_command(*, target: str, attempt: int | None, stage: str | None, agent: str | None, follow: bool,
+                 after: str | None, json_out: bool, turn: str | None, cwd: Path | None,
+                 run_root: Path | None) -> int:
+    try:
+        paths = find_run(target, Where.of(cwd, run_root))
+        if turn is not None:
+            return _turn(paths, turn, json_out)
+        summary = summarize(paths)
+        if summary is None:
+            raise TargetError(f"there is no run {paths.name}: its log is gone", NO_SUCH_RUN)
+        if attempt is not None and not 1 <= attempt <= summary.attempts:
+            raise TargetError(f"run {paths.name} has no attempt {attempt}: it has {_attempts(summary.attempts)}",
+                              NO_SUCH_RUN)
+        start = _cursor(paths, after) if after is not None else 0
+    except TargetError as problem:
+        output.error(str(problem))
+        return problem.code
+    except RecordError as problem:
+        output.error(f"the run's record cannot be read: {problem}")
+        return UNREADABLE
+    printer = Printer(json_out)
+    filters = Filters(attempt, stage, agent)
+    try:
+        if follow and summary.status == "running":
+            _follow(paths, summary, start, after is not None, filters, printer)
+        else:
+            for line in read_lines(paths.log, start=start):
+                if (after is None or line.offset != start) and filters.keep(line.entry):
+                    printer.entry(line)
+        if attempt is None or attempt == summary.attempts:
+            printer.interrupted(paths)
+    except RecordError as problem:
+        output.error(f"the run's record cannot be read: {problem}")
+        return UNREADABLE
+    return READ_OK
+
+
+def _attempts(count: int) -> str:
+    return "no attempt" if count == 0 else "attempt 1" if count == 1 else f"attempts 1 to {count}"
+
+
+def _cursor(paths: RunPaths, text: str) -> int:
+    """The byte offset an entry starts at; anything else does not fit the run (exit 1)."""
+    problem = TargetError(
+        f"cursor {text!r} does not fit run {paths.name}: a cursor is the number awf logs prints before an "
+        "entry (the byte offset it starts at in run.jsonl)", NO_SUCH_RUN)
+    try:
+        cursor = int(text)
+    except ValueError:
+        raise problem from None
+    if cursor < 0:
+        raise problem
+    try:
+        with open(paths.log, "rb") as handle:
+            handle.seek(max(cursor - 1, 0))
+            around = handle.read(1 + 65536) if cursor else b"\n" + handle.read(65536)
+    except OSError as error:
+        raise RecordError(paths.log, f"cannot be read: {error.strerror}") from None
+    # At a boundary the byte before is a newline, and a whole line starts at the cursor.
+    if len(around) < 2 or around[:1] != b"\n" or around[1:2] == b"\n":
+        raise problem
+    return cursor
+
+
+def _follow(paths: RunPaths, summary: RunSummary, start: int, skip_first: bool, filters: Filters,
+            printer: Printer) -> None:
+    """Print as the run writes, until the attempt that is running now ends (or its process does)."""
+    from ..view.follow import GONE, Follower
+
+    live = summary.attempts
+    with Follower(paths.dir, paths.log, start) as follower:
+        follower.watch_process(summary.pid or 0, summary.process_start)
+        gone = False
+        while True:
+            for line in follower.new_lines():
+                if skip_first and line.offset == start:
+                    continue
+                if filters.keep(line.entry):
+                    printer.entry(line)
+                if line.kind == "attempt-end" and line.entry.get("attempt") == live:
+                    return
+            if gone:
+                return  # ended with no ending: the caller says it was interrupted
+            gone = follower.wait() == GONE
+
+
+def _turn(paths: RunPaths, handle: str, json_out: bool) -> int:
+    """Each turn the handle names: its prompt and its answer."""
+    from ..view.log_text import describe, session_handle, turn_handle
+
+    found: list[Line] = []
+    handles: list[str] = []
+    for line in read_lines(paths.log):
+        if line.kind != "turn":
+            continue
+        names = {turn_handle(line.entry), session_handle(line.entry), line.entry.get("session")}
+        handles.append(turn_handle(line.entry))
+        if handle in names:
+            found.append(line)
+    if not found:
+        known = f"its turns are {', '.join(handles[-10:])}" if handles else "it has no turns"
+        output.error(f"run {paths.name} has no turn {handle!r}: {known}")
+        return NO_SUCH_RUN
+    for line in found:
+        entry = line.entry
+        if json_out:
+            output.result(json.dumps({"cursor": line.offset, "text": describe(entry), "entry": entry},
+                                     ensure_ascii=False))
+            continue
+        answer = entry.get("value") if entry.get("outcome") == "answered" else None
+        shown = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False, indent=2)
+        lines = [describe(entry), "prompt:", *_indented(entry.get("prompt") or "")]
+        if entry.get("outcome") == "answered":
+            lines += ["answer:", *_indented(shown)]
+        else:
+            lines += [f"no answer: {entry.get('outcome')}: {entry.get('reason') or ''}"]
+        output.result("\n".join(lines))
+    return READ_OK
+
+
+def _indented(text: str) -> list[str]:
+    return ["  " + line for line in str(text).splitlines()] or ["  "]

@@ -1,0 +1,145 @@
+"""Waiting for a run's record to change, without a loop that burns CPU while nothing does.
+
+watchdog reports each change under the run's folder; the kernel reports the end of the attempt's
+process (a pidfd), so a `kill -9`, which writes nothing, is seen at once too. A reader blocks
+until one of them speaks, then reads only what was appended since it last read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import select
+import threading
+from pathlib import Path
+
+from ..record.errors import RecordError
+from ..record.liveness import is_alive
+from ..record.log import Line
+
+CHANGED = "changed"
+GONE = "gone"
+# Where the kernel cannot report a process's end, it is looked at this often while nothing changes.
+FALLBACK_CHECK = 1.0
+
+
+class Follower:
+    """Tails one run's log: `new_lines()` gives the complete lines appended since the last call."""
+
+    def __init__(self, run_dir: Path, log: Path, offset: int = 0) -> None:
+        self.run_dir = run_dir
+        self.log = log
+        self.offset = offset
+        self._events: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self._watcher = None
+        self._pid: tuple[int, str | None] | None = None
+        self._pidfd: int | None = None
+
+    def __enter__(self) -> Follower:
+        self.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Watch the folder. Call before the first read, so no change falls between the two."""
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        events = self._events
+
+        class Changed(FileSystemEventHandler):
+            def on_any_event(self, event) -> None:
+                if event.event_type not in ("opened", "closed_no_write"):
+                    events.put(CHANGED)
+
+        self._watcher = Observer()
+        self._watcher.schedule(Changed(), str(self.run_dir), recursive=True)
+        self._watcher.daemon = True
+        self._watcher.start()
+
+    def watch_process(self, pid: int, process_start: str | None) -> None:
+        """Also wake when this process ends (or at once, when it is already gone)."""
+        self._pid = (pid, process_start)
+        try:
+            self._pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            self._pidfd = None
+        if not is_alive(pid, process_start):
+            self._events.put(GONE)
+            return
+        if self._pidfd is not None:
+            threading.Thread(target=self._wait_for_exit, args=(self._pidfd,), daemon=True).start()
+
+    def _wait_for_exit(self, fd: int) -> None:
+        try:
+            select.select([fd], [], [])
+        except (OSError, ValueError):
+            return
+        self._events.put(GONE)
+
+    def wait(self) -> str:
+        """Block until the folder changes or the process ends; CHANGED or GONE."""
+        while True:
+            try:
+                first = self._events.get(timeout=None if self._pidfd is not None or self._pid is None
+                                         else FALLBACK_CHECK)
+            except queue.Empty:
+                if self._pid is not None and not is_alive(*self._pid):
+                    return GONE
+                continue
+            seen = {first}
+            while True:  # one read answers a burst of changes
+                try:
+                    seen.add(self._events.get_nowait())
+                except queue.Empty:
+                    break
+            return GONE if GONE in seen else CHANGED
+
+    def new_lines(self) -> list[Line]:
+        """The complete lines appended since the last call; a half-written last one waits."""
+        try:
+            with open(self.log, "rb") as handle:
+                handle.seek(self.offset)
+                data = handle.read()
+        except FileNotFoundError:
+            raise RecordError(self.log, "is gone: the run's folder was moved or deleted") from None
+        except OSError as error:
+            raise RecordError(self.log, f"cannot be read: {error.strerror}") from None
+        end = data.rfind(b"\n") + 1
+        lines = parse_lines(self.log, data[:end], self.offset)
+        self.offset += end
+        return lines
+
+    def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+        if self._pidfd is not None:
+            try:
+                os.close(self._pidfd)
+            except OSError:
+                pass
+            self._pidfd = None
+
+
+def parse_lines(path: Path, data: bytes, base: int) -> list[Line]:
+    """Complete lines of the log, each checked against its schema, with the offsets they start at."""
+    from ..record.schemas import check
+
+    lines = []
+    offset = base
+    for raw in data.splitlines(keepends=True):
+        start, offset = offset, offset + len(raw)
+        if not raw.strip():
+            continue
+        where = f"the line at byte {start} "
+        try:
+            entry = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise RecordError(path, f"{where}is not JSON ({getattr(error, 'msg', error)})") from None
+        check("log-entry", entry, path, where)
+        lines.append(Line(start, entry))
+    return lines

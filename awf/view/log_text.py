@@ -1,0 +1,169 @@
+"""Each line of run.jsonl as a person reads it in `awf logs`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from ..engine.durations import format_duration
+from ..record.clock import parse_iso
+from ..record.summary import turn_cost
+from .runs_table import money
+
+MARKS = {"succeeded": "✓", "stopped": "■", "failed": "✗"}
+
+
+def clock(text: str | None) -> str:
+    """A recorded time as the local time of day."""
+    try:
+        return datetime.fromtimestamp(parse_iso(text or "")).strftime("%H:%M:%S")
+    except ValueError:
+        return "--:--:--"
+
+
+def turn_handle(entry: dict[str, Any]) -> str:
+    """The handle that names one turn: its attempt, its agent's key and its number."""
+    return f"{entry.get('attempt', '?')}/{entry.get('agent', '?')}/{entry.get('turn', '?')}"
+
+
+def session_handle(entry: dict[str, Any]) -> str | None:
+    """The agent's native session, as its harness names it: `claude:8f3a…`."""
+    session = entry.get("session")
+    return f"{entry.get('harness') or 'agent'}:{session}" if session else None
+
+
+def describe(entry: dict[str, Any]) -> str:
+    """One entry, in words: what happened, to what, and how it went."""
+    kind = entry.get("kind")
+    shown = _KINDS.get(kind or "")
+    text = shown(entry) if shown else _other(entry)
+    attempt = entry.get("attempt")
+    if kind not in ("run", "attempt-start", "attempt-end") and attempt is not None:
+        text = f"#{attempt} {text}"
+    return text
+
+
+def _run(entry: dict[str, Any]) -> str:
+    argv = json.dumps(entry.get("argv") or [], ensure_ascii=False)
+    return f"run {entry.get('workflow')}/{entry.get('id')} created: argv {argv}, cwd {entry.get('cwd')}"
+
+
+def _attempt_start(entry: dict[str, Any]) -> str:
+    flags = entry.get("flags") or {}
+    words = [f"pid {entry.get('pid')}"]
+    for key, value in flags.items():
+        if value in (None, False):
+            continue
+        option = "--" + key.replace("_", "-")
+        words.append(option if value is True else f"{option} {value}")
+    return f"attempt {entry.get('attempt')} started ({', '.join(words)})"
+
+
+def _stage_start(entry: dict[str, Any]) -> str:
+    return f"▸ {entry.get('stage')}"
+
+
+def _stage(entry: dict[str, Any]) -> str:
+    record = entry.get("record") or {}
+    name = entry.get("stage")
+    outcome = record.get("outcome")
+    if record.get("origin") == "provided":
+        return f"↺ {name}  given with --values"
+    if outcome == "succeeded":
+        took = _took(record)
+        summary = f" · {record['summary']}" if record.get("summary") else ""
+        return f"✓ {name}{took}{summary}"
+    return f"{MARKS.get(outcome or '', '?')} {name}  {outcome}: {record.get('reason') or ''}".rstrip()
+
+
+def _took(record: dict[str, Any]) -> str:
+    try:
+        seconds = parse_iso(record["ended"]) - parse_iso(record["started"])
+    except (KeyError, TypeError, ValueError):
+        return ""
+    return f"  {format_duration(max(seconds, 0.0))}"
+
+
+def _start_point(entry: dict[str, Any]) -> str:
+    return f"start point: {entry.get('stage')} ({entry.get('why')})"
+
+
+def _invalidated(entry: dict[str, Any]) -> str:
+    stages = ", ".join(entry.get("stages") or [])
+    return f"no longer current: {stages} (they run again from {entry.get('start')}; their records stay in this log)"
+
+
+def _log(entry: dict[str, Any]) -> str:
+    where = f"[{entry['stage']}] " if entry.get("stage") else ""
+    return f"{where}{entry.get('message')}"
+
+
+def _attempt_end(entry: dict[str, Any]) -> str:
+    outcome = entry.get("outcome")
+    where = f" in {entry['stage']}" if entry.get("stage") else ""
+    text = f"attempt {entry.get('attempt')} {outcome}{where} (exit {entry.get('exit_code')})"
+    if entry.get("reason"):
+        text += f": {entry['reason']}"
+    if entry.get("go_on"):
+        text += f"\n  go on: {entry['go_on']}"
+    return text
+
+
+def _torn(entry: dict[str, Any]) -> str:
+    return f"a line a crash cut short was set aside ({len(entry.get('text') or '')} characters)"
+
+
+def _agent(entry: dict[str, Any]) -> str:
+    where = f"[{entry['stage']}] " if entry.get("stage") else ""
+    model = f", {entry['model']}" if entry.get("model") else ""
+    return f"{where}agent {entry.get('agent')} opened ({entry.get('harness')}{model})"
+
+
+def _agent_process(entry: dict[str, Any]) -> str:
+    return f"agent {entry.get('agent')}: process {entry.get('pid')}"
+
+
+def _turn(entry: dict[str, Any]) -> str:
+    where = f"[{entry['stage']}] " if entry.get("stage") else ""
+    outcome = entry.get("outcome")
+    text = f"{where}turn {entry.get('agent')}#{entry.get('turn')} {outcome}"
+    if outcome != "answered" and entry.get("reason"):
+        text += f": {entry['reason']}"
+    seconds = entry.get("seconds")
+    if isinstance(seconds, (int, float)):
+        text += f"  {format_duration(seconds)}"
+    cost = turn_cost(entry)
+    if cost is not None:
+        text += f"  {money(cost)}"
+    if entry.get("label"):
+        text += f" · {entry['label']}"
+    text += f"  (turn {turn_handle(entry)}"
+    session = session_handle(entry)
+    if session:
+        text += f", session {session}"
+    if entry.get("transcript"):
+        text += f", transcript {entry['transcript']}"
+    return text + ")"
+
+
+def _other(entry: dict[str, Any]) -> str:
+    rest = {key: value for key, value in entry.items() if key not in ("version", "kind", "at", "attempt")}
+    return f"{entry.get('kind')} {json.dumps(rest, ensure_ascii=False)}"
+
+
+_KINDS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "run": _run,
+    "attempt-start": _attempt_start,
+    "stage-start": _stage_start,
+    "stage": _stage,
+    "start-point": _start_point,
+    "invalidated": _invalidated,
+    "log": _log,
+    "attempt-end": _attempt_end,
+    "torn": _torn,
+    "agent": _agent,
+    "agent-process": _agent_process,
+    "turn": _turn,
+}
