@@ -232,7 +232,7 @@ def stopped_in_build(project: Project) -> None:
 def test_a_major_version_change_stops_at_the_first_stage_recorded_by_the_other_version(project: Project):
     stopped_in_build(project)
     write_pipe(project, version="2.0.0")
-    _, result = plan_then_continue(project)
+    data, result = plan_then_continue(project)
     assert result.code == 3 and result.out["stage"] == "plan"
     assert "1.0.0" in result.out["reason"] and "2.0.0" in result.out["reason"]
     assert result.out["go_on"].endswith("--continue --from-stage plan")
@@ -282,7 +282,7 @@ def test_a_stage_that_lost_its_result_stops(project: Project):
 def test_a_renamed_stage_has_no_record_so_a_plain_continue_starts_there(project: Project):
     stopped_in_build(project)
     write_pipe(project, plan_name="planning")
-    _, result = plan_then_continue(project)
+    data, result = plan_then_continue(project)
     assert result.code == 0 and ran(project, "plan", 2)
     assert data["start"]["stage"] == "planning"
 
