@@ -377,3 +377,17 @@ def test_code_between_stages_runs_on_stand_in_values_in_the_look_ahead(project: 
     write_pipe(project)
     project.awf("run", "pipe.py", "--id", "r1", "--from-stage", "build")
     assert (project.path / "between.log").read_text() == "1 \n"
+
+
+def test_the_look_ahead_asks_no_agent_and_says_where_it_could_not_see_past(project: Project):
+    source = PIPE.format(version="1.0.0", plan_schema=LOOSE_PLAN, plan_name="plan").replace(
+        "    review = await",
+        '    agent = await wf.agents.open(key="triage", runtime={"harness": "exec", "command": ["touch", "asked"]})\n'
+        '    await agent.run(prompt="triage")\n'
+        "    review = await")
+    project.write("pipe.py", source)
+    result = project.awf("run", "pipe.py", "--id", "r1", "--from-stage", "build", "--json")
+    assert result.code == 3
+    assert set(result.out["needs"]) == {"plan"}
+    assert "an agent is asked between stages" in result.out["reason"]
+    assert not (project.path / "asked").exists()

@@ -89,9 +89,7 @@ class Context:
         """Open agents and ask them: `agent = await wf.agents.open(key=..., runtime=...)`."""
         if self._state.agents is None:
             if self._state.look_ahead is not None:
-                from .lookahead import LookAheadEnd
-
-                raise LookAheadEnd("the workflow opens an agent between stages")
+                self._state.look_ahead.agent()  # the look-ahead asks no agent, and cannot see past one
             raise WorkflowError("this context has no agents")
         return self._state.agents
 
