@@ -1,0 +1,80 @@
+"""Agents' processes and the attempt's end: Ctrl-C, a crash of awf, the attempt's --timeout."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+from conftest import Project, finish, send
+
+from awf.record.liveness import is_alive
+
+ASK = str(Path(__file__).parent / "agents" / "ask.py") + ":ask"
+
+
+def wait_gone(pid: int, timeout: float = 10) -> bool:
+    until = time.monotonic() + timeout
+    while time.monotonic() < until:
+        if not is_alive(pid, None):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_ctrl_c_during_a_turn_ends_the_agent_and_records_the_stage_failed(project: Project) -> None:
+    pidfile = project.path / "agent.pid"
+    process = project.start("run", ASK, "--id", "c", "--", "sleeps.py", str(pidfile))
+    project.wait_for(pidfile)
+    agent = int(pidfile.read_text())
+    send(process, signal.SIGINT)
+    done = finish(process)
+    assert done.code == 130, done.stderr
+    assert wait_gone(agent, timeout=1), "awf exited and left its agent running"
+    stage = project.stage("ask", "c", "plan")
+    assert stage["outcome"] == "failed" and "SIGINT" in stage["reason"]
+    [turn] = [entry for entry in project.log("ask", "c") if entry["kind"] == "turn"]
+    assert turn["outcome"] == "cancelled" and "SIGINT" in turn["reason"]
+
+
+def test_a_crash_leaves_the_agent_and_the_next_attempt_names_it_with_its_pid(project: Project) -> None:
+    pidfile = project.path / "agent.pid"
+    process = project.start("run", ASK, "--id", "k", "--", "sleeps.py", str(pidfile))
+    project.wait_for(pidfile)
+    agent = int(pidfile.read_text())
+    try:
+        os.kill(process.pid, signal.SIGKILL)
+        finish(process)
+        time.sleep(0.2)
+        assert is_alive(agent, None), "the agent's process group must survive awf"
+        processes = [entry for entry in project.log("ask", "k") if entry["kind"] == "agent-process"]
+        assert [entry["pid"] for entry in processes] == [agent]
+
+        done = project.awf("run", ASK, "--id", "k", "--continue", env={"ANSWER_NOW": "1"})
+        assert done.code == 0, done.stderr
+        named = [line for line in done.stderr.splitlines() if "still running" in line]
+        assert named == [
+            f"! agent planner of attempt 1 in stage plan is still running (pid {agent}): it may still be "
+            f"changing files; end it with `kill -- -{agent}` unless it should finish"
+        ]
+        assert done.stderr.index("still running") < done.stderr.index("▸ plan")
+        assert is_alive(agent, None), "awf names the agent; it does not end what it did not start"
+    finally:
+        try:
+            os.killpg(agent, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def test_the_attempts_timeout_ends_its_agents(project: Project) -> None:
+    pidfile = project.path / "agent.pid"
+    process = project.start("run", ASK, "--id", "t", "--timeout", "1s", "--", "sleeps.py", str(pidfile))
+    project.wait_for(pidfile)
+    done = finish(process)
+    assert done.code == 1, done.stderr
+    assert wait_gone(int(pidfile.read_text()), timeout=1)
+    [turn] = [entry for entry in project.log("ask", "t") if entry["kind"] == "turn"]
+    # The turn's deadline is the attempt's: whichever notices first ends it.
+    assert turn["outcome"] in ("timed-out", "cancelled")
+    assert "timeout" in turn["reason"] or "timed out" in turn["reason"]

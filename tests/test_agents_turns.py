@@ -1,0 +1,155 @@
+"""Turns of exec agents, through the real CLI: each way a turn can end, and what it records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import Project
+
+ASK = str(Path(__file__).parent / "agents" / "ask.py") + ":ask"
+PLAN_VALUE = {"branch": "fix/212", "steps": ["parse years before 1970"]}
+
+
+def turns(project: Project, run_id: str, workflow: str = "ask") -> list[dict[str, Any]]:
+    return [entry for entry in project.log(workflow, run_id) if entry["kind"] == "turn"]
+
+
+def turn_dir(project: Project, run_id: str, attempt: int = 1, agent: str = "planner", turn: int = 1) -> Path:
+    return project.run_dir("ask", run_id) / "agents" / str(attempt) / agent / f"turn-{turn}"
+
+
+def test_an_answer_through_awf_answer_is_the_turns_value(project: Project) -> None:
+    done = project.awf("run", ASK, "--id", "a", "--", "answer.py", json.dumps(PLAN_VALUE))
+    assert done.code == 0, done.stderr
+    assert project.stage("ask", "a", "plan")["value"] == PLAN_VALUE
+    [turn] = turns(project, "a")
+    assert turn["outcome"] == "answered" and turn["by"] == "awf answer"
+    assert turn["value"] == PLAN_VALUE
+    assert turn["stage"] == "plan" and turn["agent"] == "planner" and turn["harness"] == "exec"
+    assert turn["label"] == "plan #212" and turn["prompt"] == "Plan a fix for #212."
+    assert turn["nudged"] is False and turn["seconds"] >= 0
+    # The progress shows the agent under its stage.
+    lines = done.stderr.splitlines()
+    assert lines.index("▸ plan") < next(i for i, line in enumerate(lines) if "◦ planner (exec) · plan #212" in line)
+    assert any(line.startswith("  ✓ planner answered") for line in lines)
+
+
+def test_the_prompt_ends_with_how_to_answer_and_the_schema(project: Project) -> None:
+    assert project.awf("run", ASK, "--id", "p", "--", "answer.py", json.dumps(PLAN_VALUE)).code == 0
+    sent = (turn_dir(project, "p") / "1.prompt.txt").read_text()
+    assert sent.startswith("Plan a fix for #212.\n")
+    how = sent[sent.index("awf answer"):]
+    assert '"required": [' in how and '"branch"' in how and "additionalProperties" in how
+
+
+def test_an_answer_printed_last_on_stdout_is_taken(project: Project) -> None:
+    done = project.awf("run", ASK, "--id", "s", "--", "prints.py", json.dumps(PLAN_VALUE, indent=2))
+    assert done.code == 0, done.stderr
+    assert project.stage("ask", "s", "plan")["value"] == PLAN_VALUE
+    assert turns(project, "s")[0]["by"] == "the agent's output"
+
+
+def test_without_a_schema_the_answer_is_text(project: Project) -> None:
+    done = project.awf("run", ASK, "--id", "t", "--", "prints.py", "Fix parse_date.", env={"TEXT_ANSWER": "1"})
+    assert done.code == 0, done.stderr
+    assert project.stage("ask", "t", "plan")["value"] == "Read the code; the bug is in parse_date.\nFix parse_date."
+
+
+def test_an_invalid_answer_is_refused_with_every_problem_then_corrected(project: Project) -> None:
+    done = project.awf("run", ASK, "--id", "c", "--", "corrects.py", json.dumps(PLAN_VALUE))
+    assert done.code == 0, done.stderr
+    code, said = (project.run_dir("ask", "c") / "agents/1/planner/rejected.txt").read_text().split("\n", 1)
+    assert code == "1"
+    assert "3 problems" in said and "the turn is still open" in said
+    assert "$.branch: 5 is not of type 'string'" in said
+    assert "'steps' is a required property" in said
+    assert "'extra' was unexpected" in said
+    assert "run awf answer again" in said
+    assert project.stage("ask", "c", "plan")["value"] == PLAN_VALUE
+
+
+def test_no_answer_then_the_recovery_prompt_then_unanswered(project: Project) -> None:
+    done = project.awf("run", ASK, "--id", "n", "--", "silent.py")
+    assert done.code == 3, done.stderr
+    agent_dir = project.run_dir("ask", "n") / "agents/1/planner"
+    first, second = (agent_dir / "stdin.1.txt").read_text(), (agent_dir / "stdin.2.txt").read_text()
+    assert first.startswith("Plan a fix for #212.")
+    assert second.startswith("You stopped without giving awf your answer (it stopped without answering)")
+    assert "awf answer" in second and second.rstrip().endswith(first.rstrip())
+    assert not (agent_dir / "stdin.3.txt").exists()
+    [turn] = turns(project, "n")
+    assert turn["outcome"] == "unanswered" and turn["nudged"] is True
+    assert "the recovery prompt brought no answer either" in turn["reason"]
+    assert "↻ planner has not answered" in done.stderr
+    assert project.stage("ask", "n", "plan")["outcome"] == "stopped"
+
+
+def test_a_printed_answer_that_does_not_fit_gets_the_recovery_prompt_naming_the_problem(project: Project) -> None:
+    done = project.awf("run", ASK, "--id", "w", "--", "prints.py", '{"branch": "fix/212"}')
+    assert done.code == 3
+    [turn] = turns(project, "w")
+    assert turn["outcome"] == "unanswered"
+    assert "'steps' is a required property" in turn["reason"]
+    recovery = (turn_dir(project, "w") / "2.prompt.txt").read_text()
+    assert "'steps' is a required property" in recovery
+
+
+def test_a_turn_past_its_timeout_is_timed_out_and_its_agent_ended(project: Project) -> None:
+    pidfile = project.path / "agent.pid"
+    done = project.awf("run", ASK, "--id", "slow", "--", "sleeps.py", str(pidfile), env={"TURN_TIMEOUT": "1"})
+    assert done.code == 3, done.stderr
+    [turn] = turns(project, "slow")
+    assert turn["outcome"] == "timed-out"
+    assert "the turn's deadline" in turn["reason"]
+    assert 1 <= turn["seconds"] < 10
+    assert_gone(int(pidfile.read_text()))
+
+
+def test_a_crash_of_the_agent_fails_the_turn_with_its_exit_code_and_stderr(project: Project) -> None:
+    done = project.awf("run", ASK, "--id", "x", "--", "crashes.py")
+    assert done.code == 3
+    [turn] = turns(project, "x")
+    assert turn["outcome"] == "failed" and turn["nudged"] is False
+    assert "exited with code 3" in turn["reason"] and "error: out of memory" in turn["reason"]
+    assert "✗ planner failed:" in done.stderr
+
+
+def test_a_program_that_is_not_installed_fails_the_turn_saying_so(project: Project) -> None:
+    done = project.awf("run", ASK, "--id", "m", "--", "no-such-agent-program")
+    assert done.code == 3
+    [turn] = turns(project, "m")
+    assert turn["outcome"] == "failed"
+    assert "no-such-agent-program is not installed" in turn["reason"]
+    assert "Traceback" not in done.stderr
+
+
+def test_an_unknown_harness_fails_the_turn_naming_the_harnesses(project: Project) -> None:
+    done = project.awf("run", ASK, "--id", "u", "--", "answer.py", "{}", env={"HARNESS": "nonesuch"})
+    assert done.code == 3
+    reason = turns(project, "u")[0]["reason"]
+    assert "no harness named 'nonesuch'" in reason and "exec" in reason
+    assert "Traceback" not in done.stderr
+
+
+def test_the_same_key_with_another_spec_is_refused(project: Project) -> None:
+    done = project.awf("run", ASK, "--id", "r", "--", "answer.py", "{}", env={"REOPEN": "1"})
+    assert done.code == 1
+    assert "agent planner is already open with" in done.stderr
+    assert "give the other one a key of its own" in done.stderr
+
+
+def test_a_continue_opens_new_agents_that_remember_nothing(project: Project) -> None:
+    assert project.awf("run", ASK, "--id", "k", "--", "silent.py").code == 3
+    done = project.awf("run", ASK, "--id", "k", "--continue")
+    assert done.code == 3
+    agents = [entry for entry in project.log("ask", "k") if entry["kind"] == "agent"]
+    assert [(entry["attempt"], entry["agent"]) for entry in agents] == [(1, "planner"), (2, "planner")]
+    assert (project.run_dir("ask", "k") / "agents/2/planner/turn-1").is_dir()
+
+
+def assert_gone(pid: int) -> None:
+    from awf.record.liveness import is_alive
+
+    assert not is_alive(pid, None), f"agent process {pid} is still running"
