@@ -83,7 +83,7 @@ def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
 
     With `request.preview`, only look ahead and return what the attempt would do.
     """
-    workflow = load_workflow(request.target)
+    workflow = request.workflow or load_workflow(request.target)
     cwd = _cwd(request)
     root = run_root_for(cwd, request.run_root)
     values = _read_values(request.values_file) if request.values_file is not None else None
@@ -240,7 +240,7 @@ def _prepare(workflow: Workflow, argv: list[str]) -> dict[str, Any]:
 
 def _new_identity(request: RunRequest, workflow: Workflow, root: Path, cwd: Path) -> _Identity:
     argv = request.argv or []
-    args = _prepare(workflow, argv)
+    args = dict(request.args) if request.args is not None else _prepare(workflow, argv)
     run_id = request.run_id
     if run_id is None:
         try:
@@ -262,6 +262,8 @@ def _new_identity(request: RunRequest, workflow: Workflow, root: Path, cwd: Path
         "file": str(Path(request.target).absolute()),
         "workflow_version": workflow.version,
     }
+    if request.args is not None:
+        run_fields["args"] = dict(request.args)  # given whole by a caller in Python; prepare was not called
     if request.preview:
         return _Identity(paths, args, run_fields, cwd)
     try:
@@ -309,7 +311,7 @@ def _claim_continue(request: RunRequest, workflow: Workflow, root: Path, cwd: Pa
                 f"run {paths.name} works in {recorded_cwd}, not {cwd}: a continue keeps the run's --cwd"
             )
         try:
-            args = workflow.prepare_args(recorded_argv)
+            args = dict(request.args) if request.args is not None else workflow.prepare_args(recorded_argv)
         except Exception as error:
             raise Refusal(
                 f"prepare no longer accepts the run's recorded arguments {recorded_argv} "

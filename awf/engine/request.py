@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -22,6 +23,9 @@ class RunRequest:
     from_stage: str | None = None
     values_file: Path | None = None
     preview: bool = False  # --plan: look ahead, run nothing
+    # For callers in Python (awf.testing): the workflow itself, and its args without prepare.
+    workflow: Any = None
+    args: dict[str, Any] | None = None
 
     def go_on(self, run_id: str, *, from_stage: str | None = None, values: str | None = None) -> str:
         """The exact command that adds the next attempt to this run."""
