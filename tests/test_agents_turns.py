@@ -149,6 +149,27 @@ def test_a_continue_opens_new_agents_that_remember_nothing(project: Project) -> 
     assert (project.run_dir("ask", "k") / "agents/2/planner/turn-1").is_dir()
 
 
+def test_two_turns_of_one_agent_between_stages_and_in_one(project: Project) -> None:
+    twice = ASK.replace(":ask", ":twice")
+    done = project.awf("run", twice, "--id", "2")
+    assert done.code == 0, done.stderr
+    # An exec agent has no session, but its folder is the same on every turn.
+    assert project.stage("twice", "2", "second")["value"] == [{"turn": 1, "seen": []}, {"turn": 2, "seen": ["1"]}]
+    first, second = [entry for entry in project.log("twice", "2") if entry["kind"] == "turn"]
+    assert "stage" not in first and second["stage"] == "second"
+    assert (first["turn"], second["turn"]) == (1, 2)
+    agent = json.loads((project.run_dir("twice", "2") / "agents/1/noter/agent.json").read_text())
+    assert agent["turn"] == 2
+    assert "  ◦ noter (exec) · turn 2 · Second." in done.stderr
+
+
+def test_what_an_agent_leaves_in_its_process_group_is_ended_with_its_turn(project: Project) -> None:
+    childfile = project.path / "child.pid"
+    done = project.awf("run", ASK, "--id", "f", "--", "forks.py", str(childfile))
+    assert done.code == 0, done.stderr
+    assert_gone(int(childfile.read_text()))
+
+
 def assert_gone(pid: int) -> None:
     from awf.record.liveness import is_alive
 

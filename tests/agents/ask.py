@@ -54,3 +54,15 @@ async def pair(wf, folder):
         return [str(turn.outcome) for turn in turns]
 
     return await wf.stage("both", both, result={"type": "array"})
+
+
+@awf.workflow(name="twice", description="One agent, a turn between stages and one in a stage.")
+async def twice(wf):
+    agent = await wf.agents.open(key="noter", runtime=runtime(["turns.py"]))
+    first = await agent.run(prompt="First.", schema={"type": "object"})
+
+    async def second():
+        turn = await agent.run(prompt="Second.", schema={"type": "object"})
+        return [first.outcome.value, turn.outcome.value]
+
+    return await wf.stage("second", second, result={"type": "array"})
