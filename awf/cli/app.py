@@ -90,13 +90,15 @@ def run(
     run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR",
                                                   help="Keep runs here instead of .awf/runs under the cwd.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the out.json record, whatever the ending.")] = False,
+    no_color: Annotated[bool, typer.Option("--no-color", help="No colors in the progress view (as NO_COLOR does).")
+                        ] = False,
 ) -> int:
     """Start a run of a workflow, or continue one (the workflow's arguments go after --)."""
     from .run_command import run_command
 
     return run_command(
         file=file, run_id=run_id, resume=resume, from_stage=from_stage, values=values, timeout=timeout,
-        cwd=cwd, run_root=run_root, json_out=json_out, argv=_passthrough,
+        cwd=cwd, run_root=run_root, json_out=json_out, argv=_passthrough, color=not no_color,
     )
 
 
@@ -155,3 +157,16 @@ def logs(
 
     return logs_command(target=target, attempt=attempt, stage=stage, agent=agent, follow=follow, after=after,
                         json_out=json_out, turn=turn, cwd=cwd, run_root=run_root)
+
+
+@app.command()
+def watch(
+    target: Annotated[str, typer.Argument(metavar="WORKFLOW/ID", help="The run.")],
+    no_color: Annotated[bool, typer.Option("--no-color", help="No colors (as NO_COLOR does).")] = False,
+    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
+    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
+) -> int:
+    """Show the progress of a run started elsewhere; exit with its attempt's code when it ends."""
+    from .watch_command import watch_command
+
+    return watch_command(target=target, color=not no_color, cwd=cwd, run_root=run_root)

@@ -11,14 +11,14 @@ from ..engine.durations import parse_duration
 from ..engine.errors import LoadError, Refusal
 from ..engine.request import RunRequest
 from ..record.errors import RecordError
-from ..view.lines import LineReporter
+from ..view.live import choose_view
 from . import output
 
 
 def run_command(
     *, file: str, run_id: str | None, resume: bool, from_stage: str | None, values: Path | None,
     timeout: str | None, cwd: Path | None, run_root: Path | None, json_out: bool, argv: list[str] | None,
-    preview: bool = False,
+    preview: bool = False, color: bool = True,
 ) -> int:
     request = RunRequest(target=file, run_id=run_id, resume=resume, cwd=cwd, run_root=run_root, argv=argv,
                          from_stage=from_stage, values_file=values, preview=preview)
@@ -32,7 +32,7 @@ def run_command(
     if values is not None and from_stage is None:
         output.error("--values goes only with --from-stage: name the stage the run starts at")
         return outcomes.EXIT_REFUSED
-    reporter = LineReporter()
+    reporter = choose_view(color)
     try:
         ending = run_attempt(request, reporter)
     except Refusal as refusal:

@@ -23,7 +23,7 @@ from .liveness import is_alive
 
 # A key and its value as json.dumps and jq write them: `"kind": "turn"` or `"kind":"turn"`.
 _KIND_AT = {kind: re.compile(rb'"kind"\s*:\s*"' + kind.encode() + rb'"') for kind in (
-    "attempt-start", "attempt-end", "stage-start", "stage", "turn",
+    "attempt-start", "attempt-end", "stage-start", "stage", "turn", "agent",
 )}
 
 STATUSES = ("running", "completed", "parked", "stopped", "failed", "timed-out", "cancelled", "interrupted")
@@ -206,3 +206,39 @@ def _number(entry: dict[str, Any], key: str, paths: RunPaths) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise RecordError(paths.log, f"its {entry.get('kind')} line has no whole number {key!r}")
     return value
+
+
+def attempt_turns(log: Path, attempt: int) -> tuple[int, float | None]:
+    """How many turns an attempt's agents took, and what they cost where it is known."""
+    try:
+        with open(log, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return 0, None
+    data = data[: data.rfind(b"\n") + 1]
+    if b'"turn"' not in data:
+        return 0, None
+    count, total = 0, None
+    for _, entry in _Lines(log, data)._matches("turn", 0):
+        if entry.get("attempt") != attempt:
+            continue
+        count += 1
+        cost = turn_cost(entry)
+        if cost is not None:
+            total = (total or 0.0) + cost
+    return count, total
+
+
+def agent_line(log: Path, attempt: int, key: str) -> dict[str, Any] | None:
+    """The `agent` line that opened agent `key` in an attempt, or None."""
+    try:
+        with open(log, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    data = data[: data.rfind(b"\n") + 1]
+    found = None
+    for _, entry in _Lines(log, data)._matches("agent", 0):
+        if entry.get("attempt") == attempt and entry.get("agent") == key:
+            found = entry
+    return found

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -11,18 +10,7 @@ from ..engine.durations import format_duration
 from ..record.clock import age
 
 MARKS = {"succeeded": "✓", "stopped": "■", "failed": "✗"}
-ENDING_MARKS = {
-    "completed": "✓", "parked": "◆", "stopped": "■", "failed": "✗", "timed-out": "✗", "cancelled": "✗",
-}
 HOUR = 3600.0
-
-
-def relative(path: Path) -> str:
-    """A path as short as it reads from the current folder."""
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
 
 
 class LineReporter:
@@ -82,34 +70,14 @@ class LineReporter:
             self._say(f"  ✗ {agent} {outcome}: {_first_line(reason)}")
 
     def closing(self, ending: Any) -> None:
-        """The closing block: the ending, where, why, the command that goes on, the record."""
-        out = ending.out
-        mark = ENDING_MARKS.get(ending.outcome, "?")
-        name = f"{out['workflow']}/{out['id']}"
-        if ending.outcome == "completed":
-            self._say(f"{mark} {name} completed (attempt {out['attempt']})")
-            return
-        if ending.detail:
-            self._say(ending.detail.rstrip())
-        where = f" in {ending.stage}" if ending.stage else _between(out)
-        self._say(f"{mark} {name} {ending.outcome}{where} (attempt {out['attempt']}, exit {ending.exit_code})")
-        if ending.reason:
-            first, *rest = ending.reason.splitlines()
-            self._say(f"  why:     {first}")
-            for line in rest:
-                self._say(f"         {line}")
-        for hint in ending.hints:
-            self._say(f"  note:    {hint}")
-        if ending.go_on:
-            self._say(f"  go on:   {ending.go_on}")
-        self._say(f"  records: {relative(ending.record_dir)}")
+        """The closing block: the ending, where, why, the totals, the command that goes on, the record."""
+        from .closing import closing_lines
+
+        for line in closing_lines(ending.out, record_dir=ending.record_dir, detail=ending.detail, hints=ending.hints):
+            self._say(line)
 
 
 def _first_line(text: str | None) -> str:
     lines = (text or "").strip().splitlines()
     return lines[0] + (" …" if len(lines) > 1 else "") if lines else ""
 
-
-def _between(out: dict[str, Any]) -> str:
-    ran = [item["stage"] for item in out.get("stages") or []]
-    return f" between stages, after {ran[-1]}" if ran else " before any stage"

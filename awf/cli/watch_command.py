@@ -1,0 +1,81 @@
+"""`awf watch`: the progress view of a run started elsewhere, until its attempt ends."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..record.errors import RecordError
+from . import output
+from .run_target import NO_SUCH_RUN, UNREADABLE, TargetError, Where, find_run
+
+# An attempt that never ended (its process is gone) has no exit code of its own.
+INTERRUPTED_EXIT = 1
+
+
+def watch_command(*, target: str, color: bool, cwd: Path | None, run_root: Path | None) -> int:
+    from ..view.follow import GONE, Follower
+    from ..view.live import choose_view
+    from ..view.replay import Replay
+
+    try:
+        where = Where.of(cwd, run_root)
+        paths = find_run(target, where)
+    except TargetError as problem:
+        output.error(str(problem))
+        return problem.code
+    view = choose_view(color)
+    try:
+        with Follower(paths.dir, paths.log) as follower:
+            replay = Replay(paths, view)
+            replay.begin(follower.new_lines())
+            if replay.start is None:
+                output.error(f"run {paths.name} has no attempt to watch")
+                return NO_SUCH_RUN
+            if replay.end is None:
+                follower.watch_process(replay.start["pid"], replay.start.get("process_start"))
+                replay.look_at_turns()
+            while replay.end is None:
+                gone = follower.wait() == GONE
+                replay.feed(follower.new_lines())
+                replay.look_at_turns()
+                if gone and replay.end is None:
+                    return _close(view, replay.interrupted(_go_on(paths, where.here)), INTERRUPTED_EXIT)
+            out = replay.out()
+    except RecordError as problem:
+        _stop(view)
+        output.error(f"the run's record cannot be read: {problem}")
+        return UNREADABLE
+    except KeyboardInterrupt:
+        _stop(view)
+        return 130
+    return _close(view, out, out.get("exit_code") or 0)
+
+
+def _go_on(paths: Any, here: Path) -> str | None:
+    from ..record.detail import go_on_command
+    from ..record.folder import read_history
+
+    return go_on_command(read_history(paths), paths, here)
+
+
+def _close(view: Any, out: dict[str, Any], code: int) -> int:
+    close = getattr(view, "close", None)
+    if close is not None:
+        close(out)
+    else:
+        from ..view.closing import closing_lines
+
+        for line in closing_lines(out):
+            try:
+                print(line, file=sys.stderr, flush=True)
+            except (OSError, ValueError):
+                break
+    return code
+
+
+def _stop(view: Any) -> None:
+    live = getattr(view, "live", None)
+    if live is not None:
+        live.stop()

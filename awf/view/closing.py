@@ -1,0 +1,82 @@
+"""The closing block an attempt ends with: the same whether progress was a live view or lines."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..engine.durations import format_duration
+from ..record.clock import parse_iso
+from ..record.summary import attempt_turns
+
+ENDING_MARKS = {
+    "completed": "✓", "parked": "◆", "stopped": "■", "failed": "✗", "timed-out": "✗", "cancelled": "✗",
+    "interrupted": "✗",
+}
+
+
+def relative(path: Path | str) -> str:
+    """A path as short as it reads from the current folder."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+def closing_lines(out: dict[str, Any], *, record_dir: Path | None = None, detail: str | None = None,
+                  hints: list[str] | None = None) -> list[str]:
+    """The ending, where and why, the totals, the command that goes on and where the record is.
+
+    `out` is the attempt's out.json (or, for an attempt that never ended, one made to match).
+    """
+    outcome = out["outcome"]
+    mark = ENDING_MARKS.get(outcome, "?")
+    name = f"{out['workflow']}/{out['id']}"
+    record_dir = record_dir or (Path(out["record"]) if out.get("record") else None)
+    lines: list[str] = []
+    if outcome == "completed":
+        lines.append(f"{mark} {name} completed (attempt {out['attempt']})")
+    else:
+        if detail:
+            lines += detail.rstrip().splitlines()
+        where = f" in {out['stage']}" if out.get("stage") else _between(out)
+        code = f", exit {out['exit_code']}" if out.get("exit_code") is not None else ""
+        lines.append(f"{mark} {name} {outcome}{where} (attempt {out['attempt']}{code})")
+        if out.get("reason"):
+            first, *rest = str(out["reason"]).splitlines()
+            lines.append(f"  why:     {first}")
+            lines += [f"           {line}" for line in rest]
+        lines += [f"  note:    {hint}" for hint in hints or []]
+    lines.append(f"  totals:  {totals(out, record_dir)}")
+    if outcome != "completed" and out.get("go_on"):
+        lines.append(f"  go on:   {out['go_on']}")
+    if record_dir is not None:
+        lines.append(f"  records: {relative(record_dir)}")
+    return lines
+
+
+def totals(out: dict[str, Any], record_dir: Path | None) -> str:
+    """Stages ran and reused, the attempt's time, its agents' turns and what they cost."""
+    stages = out.get("stages") or []
+    how = {key: sum(1 for item in stages if item.get("how") == key) for key in ("ran", "reused", "provided")}
+    parts = [f"{len(stages)} stage{'' if len(stages) == 1 else 's'}"]
+    detail = [f"{count} {key}" for key, count in how.items() if count]
+    if detail:
+        parts[0] += f" ({', '.join(detail)})"
+    try:
+        parts.append(format_duration(max(parse_iso(out["ended"]) - parse_iso(out["started"]), 0.0)))
+    except (KeyError, TypeError, ValueError):
+        pass
+    if record_dir is not None:
+        turns, cost = attempt_turns(record_dir / "run.jsonl", out["attempt"])
+        if turns:
+            parts.append(f"{turns} turn{'' if turns == 1 else 's'}")
+        if cost is not None:
+            parts.append(f"${cost:.2f}")
+    return " · ".join(parts)
+
+
+def _between(out: dict[str, Any]) -> str:
+    ran = [item["stage"] for item in out.get("stages") or []]
+    return f" between stages, after {ran[-1]}" if ran else " before any stage"

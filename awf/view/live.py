@@ -1,0 +1,326 @@
+"""The live progress view on a terminal: one block, redrawn as the attempt moves.
+
+A header (the run, the attempt, the stage it is in, the time so far); a line per stage, `✓` with
+its time and summary, `↺` reused with the attempt that ran it (and its age once over an hour),
+`■` stopped, `✗` failed, a spinner on the one running with a line per working agent; and, dim,
+the stages an earlier attempt recorded that are still to come. Notices and `wf.log` lines print
+above the block, so they stay in the terminal's scroll-back.
+
+The view is an Observer: `awf run` drives it from the engine, `awf watch` from the record (see
+replay.py), through the same calls, so both show the same thing.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..engine.durations import format_duration
+from ..record.clock import age, parse_iso
+from .closing import closing_lines
+
+HOUR = 3600.0
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+MARKS = {"succeeded": "✓", "stopped": "■", "failed": "✗", "interrupted": "✗", "reused": "↺", "provided": "↺"}
+STYLES = {"succeeded": "green", "stopped": "yellow", "failed": "red", "interrupted": "red", "reused": "cyan",
+          "provided": "cyan", "running": "bold", "to-come": "dim"}
+
+
+@dataclass
+class StageRow:
+    name: str
+    state: str  # running, succeeded, stopped, failed, reused, provided, to-come
+    record: dict[str, Any] | None = None
+    started: float | None = None  # wall-clock, while it runs
+
+
+@dataclass
+class AgentRow:
+    key: str
+    harness: str
+    model: str | None
+    label: str
+    turn: int
+    started: float
+
+
+@dataclass
+class ViewState:
+    """Everything the block shows, changed only through the Observer calls."""
+
+    name: str = ""
+    attempt: int = 0
+    started: float = field(default_factory=time.time)
+    rows: list[StageRow] = field(default_factory=list)
+    agents: dict[str, AgentRow] = field(default_factory=dict)
+    ended: float | None = None
+
+    def row(self, name: str) -> StageRow | None:
+        return next((row for row in self.rows if row.name == name), None)
+
+    def place(self, row: StageRow) -> None:
+        """A stage entered now: it takes the place of its to-come line, or goes after the last entered."""
+        old = self.row(row.name)
+        if old is not None:
+            self.rows.remove(old)
+        entered = [i for i, item in enumerate(self.rows) if item.state != "to-come"]
+        self.rows.insert(entered[-1] + 1 if entered else 0, row)
+
+    @property
+    def current(self) -> str | None:
+        return next((row.name for row in self.rows if row.state == "running"), None)
+
+
+def stage_seconds(record: dict[str, Any]) -> float | None:
+    """A stage's time as its record says (so the view reads the same however it is driven)."""
+    try:
+        return max(parse_iso(record["ended"]) - parse_iso(record["started"]), 0.0)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def render_lines(state: ViewState, now: float | None = None) -> list[tuple[str, str]]:
+    """The block as (text, style) lines."""
+    now = time.time() if now is None else now
+    elapsed = (state.ended if state.ended is not None else now) - state.started
+    head = f"▶ {state.name} · attempt {state.attempt}"
+    if state.current:
+        head += f" · {state.current}"
+    lines = [(f"{head} · {format_duration(max(elapsed, 0.0))}", "bold")]
+    width = max((len(row.name) for row in state.rows), default=0)
+    for row in state.rows:
+        lines.append((f"  {_stage_text(row, width, now)}", STYLES.get(row.state, "")))
+        if row.state == "running":
+            for agent in state.agents.values():
+                lines.append((f"      {_agent_text(agent, now)}", ""))
+    return lines
+
+
+def _stage_text(row: StageRow, width: int, now: float) -> str:
+    record = row.record or {}
+    name = row.name.ljust(width)
+    if row.state == "running":
+        frame = SPINNER[int(now * 10) % len(SPINNER)]
+        return f"{frame} {name}  {format_duration(max(now - (row.started or now), 0.0))}"
+    if row.state == "to-come":
+        return f"· {name}  recorded by attempt {record.get('attempt', '?')}, to come"
+    if row.state == "provided":
+        return f"↺ {name}  given with --values"
+    if row.state == "reused":
+        seconds = age(record.get("ended"), now)
+        old = f", {format_duration(seconds)} ago" if seconds is not None and seconds >= HOUR else ""
+        summary = f" · {record['summary']}" if record.get("summary") else ""
+        return f"↺ {name}  from attempt {record.get('attempt', '?')}{old}{summary}"
+    if row.state == "succeeded":
+        seconds = stage_seconds(record)
+        took = format_duration(seconds) if seconds is not None else ""
+        summary = f" · {record['summary']}" if record.get("summary") else ""
+        return f"✓ {name}  {took}{summary}".rstrip()
+    reason = (record.get("reason") or "").strip().splitlines()
+    return f"{MARKS.get(row.state, '?')} {name}  {row.state}: {reason[0] if reason else ''}".rstrip()
+
+
+def _agent_text(agent: AgentRow, now: float) -> str:
+    what = " · ".join(part for part in (agent.harness, agent.model, agent.label) if part)
+    again = f" #{agent.turn}" if agent.turn > 1 else ""
+    return f"◦ {agent.key}{again}  {what}  {format_duration(max(now - agent.started, 0.0))}"
+
+
+class _SafeStream:
+    """A terminal that may go away (SIGHUP): writes to it never fail the run."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except (OSError, ValueError):
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def isatty(self) -> bool:
+        try:
+            return self.stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self.stream, "encoding", "utf-8")
+
+
+class LiveView:
+    """The Observer that draws the live block on a terminal (stderr)."""
+
+    def __init__(self, stream: TextIO | None = None, *, color: bool = True) -> None:
+        from rich.console import Console
+
+        self.console = Console(file=_SafeStream(stream or sys.stderr), force_terminal=True,  # type: ignore[arg-type]
+                               no_color=True if not color else None, highlight=False, emoji=False, soft_wrap=False)
+        self.state = ViewState()
+        self.lock = threading.Lock()
+        self.live = None
+        self.record_dir: Path | None = None
+        self._earlier: dict[str, dict[str, Any]] | None = None
+        self._models: dict[str, str | None] = {}
+
+    # What the replay of a record tells the view before the attempt starts.
+    def earlier_records(self, records: dict[str, dict[str, Any]]) -> None:
+        self._earlier = records
+
+    def started_at(self, seconds: float) -> None:
+        self.state.started = seconds
+
+    def agent_opened(self, key: str, model: str | None) -> None:
+        self._models[key] = model
+
+    def redraw(self) -> None:
+        """Show a change now, not at the next tick."""
+        if self.live is not None:
+            self.live.refresh()
+
+    def __rich__(self) -> Any:
+        from rich.text import Text
+
+        with self.lock:
+            lines = render_lines(self.state)
+        block = Text()
+        for i, (text, style) in enumerate(lines):
+            block.append(text, style=style or None)
+            if i < len(lines) - 1:
+                block.append("\n")
+        return block
+
+    def _print(self, text: str, style: str | None = None) -> None:
+        from rich.text import Text
+
+        self.console.print(Text(text, style=style or ""), soft_wrap=True)
+
+    # The Observer.
+    def attempt_started(self, workflow: str, run_id: str, attempt: int, record_dir: Path) -> None:
+        from rich.live import Live
+
+        self.record_dir = record_dir
+        earlier = self._earlier if self._earlier is not None else _current_records(record_dir, attempt)
+        with self.lock:
+            self.state.name = f"{workflow}/{run_id}"
+            self.state.attempt = attempt
+            self.state.rows = [StageRow(name, "to-come", record) for name, record in earlier.items()]
+        self.live = Live(self, console=self.console, refresh_per_second=8, transient=True,
+                         redirect_stdout=False, redirect_stderr=False)
+        self.live.start()
+
+    def notice(self, text: str) -> None:
+        self._print(f"! {text}", "yellow")
+
+    def stage_reused(self, name: str, value: Any, record: dict[str, Any] | None, how: str) -> None:
+        with self.lock:
+            self.state.place(StageRow(name, "provided" if how == "provided" else "reused", record))
+
+    def stage_started(self, name: str, why: str | None) -> None:
+        with self.lock:
+            self.state.place(StageRow(name, "running", None, time.time()))
+            self.state.agents.clear()
+
+    def stage_ended(self, record: dict[str, Any], seconds: float) -> None:
+        with self.lock:
+            row = self.state.row(record["stage"])
+            if row is None:
+                row = StageRow(record["stage"], record["outcome"])
+                self.state.place(row)
+            row.state, row.record = record["outcome"], record
+            self.state.agents.clear()
+
+    def logged(self, stage: str | None, message: str) -> None:
+        self._print(f"  {message}")
+
+    def agent_turn_started(self, stage: str | None, agent: str, harness: str, turn: int, label: str) -> None:
+        model = self._models.get(agent)
+        if agent not in self._models and self.record_dir is not None:
+            model = self._models[agent] = _agent_model(self.record_dir, self.state.attempt, agent)
+        with self.lock:
+            self.state.agents[agent] = AgentRow(agent, harness, model, label, turn, time.time())
+
+    def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None:
+        pass  # the agent's line stays; the record and `awf logs` tell the rest
+
+    def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None,
+                         seconds: float) -> None:
+        with self.lock:
+            self.state.agents.pop(agent, None)
+
+    def close(self, out: dict[str, Any], *, detail: str | None = None, hints: list[str] | None = None) -> None:
+        """Stop redrawing, print the block as it ended, then the closing block."""
+        with self.lock:
+            try:
+                self.state.ended = parse_iso(out["ended"])
+                self.state.started = parse_iso(out["started"])
+            except (KeyError, TypeError, ValueError):
+                self.state.ended = time.time()
+            for row in self.state.rows:
+                if row.state == "running":
+                    row.state = "interrupted"  # it ended with no record: the process is gone
+            self.state.agents.clear()
+            final = render_lines(self.state)
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+        for text, style in final:
+            self._print(text, style)
+        for line in closing_lines(out, record_dir=self.record_dir, detail=detail, hints=hints):
+            self._print(line)
+
+    def closing(self, ending: Any) -> None:
+        """`awf run`'s ending."""
+        self.close(ending.out, detail=ending.detail, hints=ending.hints)
+
+
+def _current_records(record_dir: Path, attempt: int) -> dict[str, dict[str, Any]]:
+    """The stage records an earlier attempt left, readable ones only: the view's to-come lines."""
+    from ..record.folder import read_stage_records
+    from ..record.layout import RunPaths
+
+    paths = RunPaths(record_dir.parent.parent, record_dir.parent.name, record_dir.name)
+    return {name: record for name, record in read_stage_records(paths).items()
+            if isinstance(record, dict) and record.get("attempt", attempt) < attempt}
+
+
+def _agent_model(record_dir: Path, attempt: int, key: str) -> str | None:
+    """The model the agent was opened with, from its `agent` line in the log."""
+    from ..record.summary import agent_line
+
+    entry = agent_line(record_dir / "run.jsonl", attempt, key)
+    return entry.get("model") if entry else None
+
+
+def on_terminal(stream: TextIO | None = None) -> bool:
+    """Whether progress goes to a terminal that can redraw a block."""
+    import os
+
+    stream = stream or sys.stderr
+    try:
+        return stream.isatty() and os.environ.get("TERM", "") != "dumb"
+    except (OSError, ValueError):
+        return False
+
+
+def choose_view(color: bool = True) -> Any:
+    """The live block on a terminal; one plain line per change anywhere else."""
+    if on_terminal():
+        return LiveView(color=color)
+    from .lines import LineReporter
+
+    return LineReporter()

@@ -1,0 +1,196 @@
+"""The record, told to a view: each line of run.jsonl becomes the Observer call the engine made
+when it wrote it, so `awf watch` shows what `awf run` showed.
+
+A reused stage writes no line (reusing must stay cheap), so the replay reads reuse off the
+record: once the attempt reaches its start point, every stage record an earlier attempt left that
+was not invalidated was reused; and at the attempt's end, out.json lists each stage and how.
+A turn writes its line when it settles; one still working is seen by its folder
+(`agents/{attempt}/{key}/turn-{n}/`), which holds no outcome yet.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..record.clock import now_iso, parse_iso
+from ..record.layout import RunPaths
+from ..record.log import Line
+
+
+class Replay:
+    """Feeds one run's last attempt to a view, line by line as they come."""
+
+    def __init__(self, paths: RunPaths, view: Any) -> None:
+        self.paths = paths
+        self.view = view
+        self.run: dict[str, Any] | None = None
+        self.start: dict[str, Any] | None = None  # the shown attempt's attempt-start
+        self.end: dict[str, Any] | None = None  # and its attempt-end, once written
+        self.current: dict[str, dict[str, Any]] = {}  # current records, as the log has them
+        self.earlier: dict[str, dict[str, Any]] = {}
+        self.invalidated: set[str] = set()
+        self.announced: set[str] = set()
+        self.stage: str | None = None
+        self.agents: dict[str, dict[str, Any]] = {}
+        self.working: set[tuple[str, int]] = set()
+        self.settled: set[tuple[str, int]] = set()
+        self._pending: list[Line] = []
+
+    @property
+    def attempt(self) -> int | None:
+        return self.start["attempt"] if self.start else None
+
+    def begin(self, lines: list[Line]) -> None:
+        """The log as it is now: history up to the last attempt's start, then that attempt."""
+        last = max((i for i, line in enumerate(lines) if line.kind == "attempt-start"), default=None)
+        for line in lines[: last if last is not None else len(lines)]:
+            self._remember(line.entry)
+        if last is None:
+            return
+        self.start = lines[last].entry
+        self.earlier = dict(self.current)
+        _call(self.view, "earlier_records", self.earlier)
+        try:
+            _call(self.view, "started_at", parse_iso(self.start["at"]))
+        except (KeyError, ValueError):
+            pass
+        run = self.run or {}
+        self.view.attempt_started(run.get("workflow", self.paths.workflow), run.get("id", self.paths.id),
+                                  self.start["attempt"], self.paths.dir)
+        self.feed(lines[last + 1:])
+
+    def _remember(self, entry: dict[str, Any]) -> None:
+        kind = entry["kind"]
+        if kind == "run":
+            self.run = entry
+        elif kind == "stage":
+            self.current[entry["stage"]] = entry["record"]
+        elif kind == "invalidated":
+            for name in entry.get("stages") or []:
+                self.current.pop(name, None)
+
+    def feed(self, lines: list[Line]) -> None:
+        for line in lines:
+            entry = line.entry
+            self._remember(entry)
+            if self.start is None or self.end is not None or entry.get("attempt") != self.attempt:
+                continue
+            self._tell(entry)
+        if lines:
+            _call(self.view, "redraw")
+
+    def _tell(self, entry: dict[str, Any]) -> None:
+        kind, view = entry["kind"], self.view
+        if kind == "invalidated":
+            self.invalidated.update(entry.get("stages") or [])
+        elif kind == "start-point":
+            self._reused([name for name, record in self.earlier.items()
+                          if name not in self.invalidated and record.get("outcome") == "succeeded"])
+        elif kind == "stage-start":
+            self.stage = entry["stage"]
+            view.stage_started(entry["stage"], None)
+        elif kind == "stage":
+            record = entry["record"]
+            self.stage = None
+            if record.get("origin") == "provided":
+                self.announced.add(record["stage"])
+                view.stage_reused(record["stage"], record.get("value"), record, "provided")
+            else:
+                view.stage_ended(record, _seconds(record))
+        elif kind == "log":
+            view.logged(entry.get("stage"), entry.get("message", ""))
+        elif kind == "agent":
+            self.agents[entry["agent"]] = entry
+            _call(view, "agent_opened", entry["agent"], entry.get("model"))
+        elif kind == "turn":
+            key = (entry["agent"], entry.get("turn", 0))
+            self.settled.add(key)
+            if key not in self.working:  # it settled before the view saw it work
+                self.working.add(key)
+            view.agent_turn_ended(entry.get("stage"), entry["agent"], entry.get("outcome", "?"), entry.get("reason"),
+                                  float(entry.get("seconds") or 0.0))
+        elif kind == "attempt-end":
+            self.end = entry
+
+    def _reused(self, names: list[str]) -> None:
+        for name in names:
+            if name in self.announced:
+                continue
+            self.announced.add(name)
+            record = self.earlier.get(name)
+            self.view.stage_reused(name, (record or {}).get("value"), record, "reused")
+
+    def look_at_turns(self) -> None:
+        """Agents at work: turn folders of this attempt with no settled line yet."""
+        if self.start is None or self.end is not None:
+            return
+        base = self.paths.dir / "agents" / str(self.attempt)
+        try:
+            keys = os.listdir(base)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for key in keys:
+            try:
+                turns = [name for name in os.listdir(base / key) if name.startswith("turn-")]
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            for name in turns:
+                try:
+                    number = int(name.removeprefix("turn-"))
+                except ValueError:
+                    continue
+                if (key, number) in self.working or (key, number) in self.settled:
+                    continue
+                if not (base / key / name / "turn.json").exists():
+                    continue
+                self.working.add((key, number))
+                harness = (self.agents.get(key) or {}).get("harness", "")
+                self.view.agent_turn_started(self.stage, key, harness, number, "")
+
+    def out(self) -> dict[str, Any]:
+        """The ended attempt's out.json, or one made from its ending line when that cannot be read."""
+        from ..record.errors import RecordError
+        from ..record.folder import read_json_file
+
+        assert self.end is not None
+        try:
+            out = read_json_file(self.paths.out, "out")
+            if out.get("attempt") == self.attempt:
+                self._reused([item["stage"] for item in out.get("stages") or [] if item.get("how") == "reused"])
+                return out
+        except (FileNotFoundError, RecordError):
+            pass
+        return {
+            "workflow": self.paths.workflow, "id": self.paths.id, "attempt": self.attempt,
+            "outcome": self.end["outcome"], "exit_code": self.end["exit_code"], "stage": self.end.get("stage"),
+            "reason": self.end.get("reason"), "go_on": self.end.get("go_on"), "record": str(self.paths.dir),
+            "started": (self.start or {}).get("at"), "ended": self.end.get("at"), "stages": [],
+        }
+
+    def interrupted(self, go_on: str | None) -> dict[str, Any]:
+        """An out.json-like ending for an attempt whose process is gone with no ending."""
+        start = self.start or {}
+        pid = start.get("pid")
+        return {
+            "workflow": self.paths.workflow, "id": self.paths.id, "attempt": self.attempt or 0,
+            "outcome": "interrupted", "exit_code": None, "stage": self.stage,
+            "reason": f"its process (pid {pid}) is gone and it wrote no ending" if pid else "it never started",
+            "go_on": go_on, "record": str(self.paths.dir), "started": start.get("at") or now_iso(),
+            "ended": now_iso(), "stages": [],
+        }
+
+
+def _seconds(record: dict[str, Any]) -> float:
+    try:
+        return max(parse_iso(record["ended"]) - parse_iso(record["started"]), 0.0)
+    except (KeyError, TypeError, ValueError):
+        return 0.0
+
+
+def _call(view: Any, method: str, *args: Any) -> None:
+    """A call only the live view takes; a plain-lines view has no use for it."""
+    function = getattr(view, method, None)
+    if function is not None:
+        function(*args)
+
