@@ -2,6 +2,10 @@
 
 A harness is added by writing that module with a `HARNESS` (a Harness subclass or instance):
 nothing here needs to change. `register` adds one from elsewhere (a plugin, a test).
+
+`routed_to(harness)` makes every agent opened under it run on that one harness, whatever its
+runtime names: awf.testing runs a workflow's agents ("claude", "codex", exec ...) as scripts
+that way, through the same turns, channel and records as real ones.
 """
 
 from __future__ import annotations
@@ -10,11 +14,16 @@ import importlib
 import importlib.util
 import pkgutil
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from .harness import Harness
 
 _registered: dict[str, Harness] = {}
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
+# A context variable, so the routing reaches the attempt's tasks and no other thread's.
+_routed: ContextVar[Harness | None] = ContextVar("awf_routed_harness", default=None)
 
 
 class NoHarness(Exception):
@@ -28,7 +37,23 @@ def register(harness: Harness | type[Harness]) -> None:
     _registered[instance.name] = instance
 
 
+@contextmanager
+def routed_to(harness: Harness) -> Iterator[None]:
+    """Within this block, every agent runs on `harness`, whatever harness its runtime names."""
+    token = _routed.set(harness)
+    try:
+        yield
+    finally:
+        _routed.reset(token)
+
+
 def harness_for(name: str) -> Harness:
+    """The harness an agent whose runtime names `name` runs on: the routed one, if any."""
+    return _routed.get() or own_harness(name)
+
+
+def own_harness(name: str) -> Harness:
+    """The harness named `name` itself, routed or not."""
     if name in _registered:
         return _registered[name]
     module_name = f"{__package__}.harness_{name}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +30,10 @@ class Interruptions:
         self._previous: dict[int, Any] = {}
 
     def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            # Only the main thread may set handlers. An attempt run on another thread (awf.testing's
+            # async twin) is cancelled by whoever runs it there, not by signals.
+            return
         for number in HANDLED:
             self._previous[number] = signal.signal(number, self._handle)
 
