@@ -73,7 +73,7 @@ class AgentChannel:
         }
         channel = cls(agent_dir, token, fields)
         write_json(agent_dir / AGENT_FILE, fields)
-        _write_shim(agent_dir.parent / "bin")
+        _write_shim(agent_dir.parent / ".bin")
         return channel
 
     def open_turn(self, number: int, schema: dict[str, Any] | None, deadline: float | None) -> Path:
@@ -100,12 +100,14 @@ class AgentChannel:
             "AWF_ATTEMPT": str(self.fields["attempt"]),
             "AWF_AGENT": self.fields["agent"],
             # `awf` first on PATH is this awf, so the prompt can say `awf answer` and mean it.
-            "PATH": os.pathsep.join([str(self.dir.parent / "bin"), os.environ.get("PATH", os.defpath)]),
+            "PATH": os.pathsep.join([str(self.dir.parent / ".bin"), os.environ.get("PATH", os.defpath)]),
         }
 
 
 def _write_shim(folder: Path) -> None:
-    """A one-line `awf` that runs the interpreter awf runs on, and nothing else of its venv."""
+    """A one-line `awf` that runs the interpreter awf runs on, and nothing else of its venv.
+
+    `.bin` cannot be an agent's folder: a key starts with a letter or a digit."""
     ensure_dir(folder)
     shim = folder / "awf"
     write_atomic(shim, "#!/bin/sh\nexec " + shlex.join(awf_command()) + ' "$@"\n')

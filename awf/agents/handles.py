@@ -82,9 +82,11 @@ class AgentSet:
 
     def end_all(self) -> None:
         """End every agent and every process any of them started. The attempt is over."""
-        for agent in self._agents.values():
-            agent.end()
-        self.book.end()
+        try:
+            for agent in self._agents.values():
+                agent.end()
+        finally:
+            self.book.end()
 
 
 class Agent:
@@ -140,5 +142,10 @@ class Agent:
         try:
             if self.harness is not None:
                 self.harness.close(self.session)
+        except Exception as error:  # a harness's bug must not keep the attempt from ending: say it, go on
+            why = f"{type(error).__name__}: {error}"
+            message = f"the {self.spec.harness} harness could not close agent {self.key}: {why}"
+            host = self._host
+            folder.append_line(host.log, folder.entry("log", attempt=host.attempt, message=message))
         finally:
             self._book.end(self.key)

@@ -79,6 +79,8 @@ class Harness:
     name: ClassVar[str] = ""
     # A line added to the answer instructions, for a way of answering only this harness has.
     answer_hint: ClassVar[str | None] = None
+    # Once the agent has answered, how long `deliver` may go on before the turn cancels it.
+    answer_grace: ClassVar[float] = 2.0
 
     def spec_problem(self, runtime: dict[str, Any]) -> str | None:
         """What is wrong with `runtime` as the workflow wrote it (checked at open), or None."""

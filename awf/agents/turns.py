@@ -20,7 +20,7 @@ from ..record.clock import iso
 from . import outcome as kinds
 from .answers import last_document, read_answer, schema_problems
 from .channel import read_outcome, settle
-from .harness import Message, Stopped
+from .harness import Harness, Message, Stopped
 from .outcome import Outcome, Turn
 from .prompts import answer_instructions, recovery_prompt
 from .spec import AgentError
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from .handles import Agent, Host
 
 POLL = 0.05
-ANSWER_GRACE = 2.0  # after the channel settles, how long a delivery has to end by itself
 _TIMED_OUT = object()
 
 
@@ -55,7 +54,7 @@ async def run_turn(agent: Agent, host: Host, *, prompt: Any, schema: Any, timeou
     stage = host.stage()
     turn_folder = agent.channel.open_turn(number, loaded, deadline)
     host.progress.agent_turn_started(stage, agent.key, agent.spec.harness, number, label or _first_line(prompt))
-    talk = _Conversation(agent, number, turn_folder, prompt, loaded, deadline, seconds is not None)
+    talk = _Conversation(agent, host, number, turn_folder, prompt, loaded, deadline, seconds is not None)
     try:
         settled = await talk.run()
     except asyncio.CancelledError:
@@ -94,9 +93,10 @@ def _first_line(prompt: str, width: int = 60) -> str:
 class _Conversation:
     """Deliveries until the turn settles: the prompt, and at most one recovery prompt."""
 
-    def __init__(self, agent: Agent, number: int, folder: Path, prompt: str, schema: dict[str, Any] | None,
-                 deadline: float | None, own_timeout: bool) -> None:
+    def __init__(self, agent: Agent, host: Host, number: int, folder: Path, prompt: str,
+                 schema: dict[str, Any] | None, deadline: float | None, own_timeout: bool) -> None:
         self.agent = agent
+        self.host = host
         self.number = number
         self.folder = folder
         self.prompt = prompt
@@ -124,7 +124,7 @@ class _Conversation:
             text = first if delivery == 1 else recovery_prompt(why, instructions)
             if delivery == 2:
                 self.nudged = True
-                agent._host.progress.agent_turn_nudged(agent._host.stage(), agent.key, why)
+                self.host.progress.agent_turn_nudged(self.host.stage(), agent.key, why)
             message = Message(text, self.number, delivery, first, self.folder, env, self.deadline)
             result = await self._deliver(message, harness)
             if isinstance(result, dict):
@@ -150,14 +150,14 @@ class _Conversation:
             why = "the answer it printed cannot be taken: " + "; ".join(problems)
         return self._settle(kinds.UNANSWERED, reason=f"{why}, and the recovery prompt brought no answer either")
 
-    async def _deliver(self, message: Message, harness: Any) -> dict[str, Any] | Stopped | object:
+    async def _deliver(self, message: Message, harness: Harness) -> dict[str, Any] | Stopped | object:
         """Run one delivery until the turn settles, the agent stops, or the deadline passes."""
         task = asyncio.ensure_future(harness.deliver(self.agent.session, message))
         try:
             while True:
                 settled = read_outcome(self.folder)
                 if settled is not None:
-                    await _let_end(task, getattr(harness, "answer_grace", ANSWER_GRACE))
+                    await _let_end(task, harness.answer_grace)
                     return settled
                 if task.done():
                     settled = read_outcome(self.folder)  # an answer given just as the agent exited
@@ -192,7 +192,7 @@ class _Conversation:
             self.cost = (self.cost or 0.0) + stopped.cost
 
     def _timeout_reason(self) -> str:
-        if self.own_timeout and (self.agent._host.deadline is None or self.deadline < self.agent._host.deadline):
+        if self.own_timeout and (self.host.deadline is None or (self.deadline or 0) < self.host.deadline):
             return f"no answer by the turn's deadline ({iso(self.deadline or 0)}); the agent was ended"
         return f"no answer by the attempt's deadline, --timeout ({iso(self.deadline or 0)}); the agent was ended"
 
