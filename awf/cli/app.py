@@ -92,13 +92,15 @@ def run(
     json_out: Annotated[bool, typer.Option("--json", help="Print the out.json record, whatever the ending.")] = False,
     no_color: Annotated[bool, typer.Option("--no-color", help="No colors in the progress view (as NO_COLOR does).")
                         ] = False,
+    preview: Annotated[bool, typer.Option("--plan", help="Show what the attempt would reuse, run and stop at; "
+                                          "run nothing.")] = False,
 ) -> int:
     """Start a run of a workflow, or continue one (the workflow's arguments go after --)."""
     from .run_command import run_command
 
     return run_command(
         file=file, run_id=run_id, resume=resume, from_stage=from_stage, values=values, timeout=timeout,
-        cwd=cwd, run_root=run_root, json_out=json_out, argv=_passthrough, color=not no_color,
+        cwd=cwd, run_root=run_root, json_out=json_out, argv=_passthrough, preview=preview, color=not no_color,
     )
 
 
@@ -170,3 +172,47 @@ def watch(
     from .watch_command import watch_command
 
     return watch_command(target=target, color=not no_color, cwd=cwd, run_root=run_root)
+
+
+@app.command()
+def send(
+    target: Annotated[str, typer.Argument(metavar="WORKFLOW/ID", help="The run.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The event's name, as the workflow declares it.")],
+    data: Annotated[str | None, typer.Option("--data", metavar="JSON", help="The event's value.")] = None,
+    data_file: Annotated[Path | None, typer.Option("--data-file", metavar="FILE",
+                                                   help="Read the event's value from this JSON file.")] = None,
+    event_id: Annotated[str | None, typer.Option("--event-id", metavar="ID",
+                                                 help="Queue it once: a second send with this id queues nothing.")
+                        ] = None,
+    no_wake: Annotated[bool, typer.Option("--no-wake", help="Queue it, but leave waking to awf wake or awf serve.")
+                       ] = False,
+    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
+    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
+) -> int:
+    """Send an event to a run; a parked run that waits for it wakes."""
+    from .send_command import send_command
+
+    return send_command(target=target, name=name, data=data, data_file=data_file, event_id=event_id,
+                        no_wake=no_wake, cwd=cwd, run_root=run_root)
+
+
+@app.command()
+def wake(
+    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
+    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
+) -> int:
+    """Start the next attempt of every parked run that has what it waits for (run it from cron)."""
+    from .wake_command import wake_command
+
+    return wake_command(cwd=cwd, run_root=run_root)
+
+
+@app.command()
+def serve(
+    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Serve .awf/runs under DIR.")] = None,
+    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Serve the runs here.")] = None,
+) -> int:
+    """Wake parked runs as their events arrive and their times come, until stopped (one per run root)."""
+    from .wake_command import serve_command
+
+    return serve_command(cwd=cwd, run_root=run_root)

@@ -31,3 +31,11 @@ def usage(text: str) -> None:
         print(text, file=sys.stderr)
     except (OSError, ValueError):
         pass
+
+
+def error_line(text: str) -> None:
+    """A line for a person on stderr that is not an error of awf's (a log line, a notice)."""
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass

@@ -19,14 +19,15 @@ from ..record.errors import RecordError
 from ..record.layout import RunPaths, run_root_for
 from ..record.liveness import process_start
 from ..record.names import id_problem, stage_name_problem
-from . import attempt_agents, outcomes
+from . import attempt_agents, attempt_events, outcomes
 from .context import AttemptState, Context, stage_of
 from .durations import format_duration
 from .errors import PlanStop, Refusal, StageValueError, Stop, WorkflowError
+from .events import Park
 from .loader import load_workflow
 from .lookahead import LookAhead, look_ahead
 from .observer import Observer, Silent
-from .plan import StagePlan
+from .plan import RedoMark, StagePlan
 from .request import RunRequest
 from .schema_text import type_text
 from .signals import NAMES, Interruptions, watch_deadline
@@ -49,6 +50,7 @@ class Ending:
     value: Any = None
     workflow: Workflow | None = None
     needs: dict[str, Any] | None = None  # for a start part-way: each stage's result schema
+    waits: list[dict[str, Any]] | None = None  # what a parked attempt waits for
 
 
 def generated_id() -> str:
@@ -88,6 +90,7 @@ def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
     root = run_root_for(cwd, request.run_root)
     values = _read_values(request.values_file) if request.values_file is not None else None
     claimed = _claim_continue(request, workflow, root, cwd) if request.resume else None
+    ending: Ending | Preview | None = None
     try:
         if claimed is None:
             identity = _new_identity(request, workflow, root, cwd)
@@ -96,10 +99,14 @@ def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
             paths, args, run_cwd, attempt, history = (claimed.paths, claimed.args, claimed.cwd, claimed.attempt,
                                                       claimed.history)
             records = folder.read_stage_records(paths)
-        from_stage = request.from_stage or _inherited_from_stage(history, observer)
+        mark = None
+        if workflow.events:
+            mark, from_stage = attempt_events.redo_mark(paths, attempt, request.from_stage)
+        else:
+            from_stage = request.from_stage or _inherited_from_stage(history, observer)
         look = None
         if from_stage or request.preview:
-            look = _look_ahead(workflow, args, paths, run_cwd, attempt, records, from_stage, values or {})
+            look = _look_ahead(workflow, args, paths, run_cwd, attempt, records, from_stage, values or {}, mark)
         if request.preview:
             assert look is not None
             go_on = request.go_on(paths.id, from_stage=from_stage) if request.resume else ""
@@ -107,10 +114,14 @@ def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
         preset = _check_look_ahead(request, paths, look, from_stage, values, records) if look else None
         if claimed is None:
             claimed = _create(identity, request, workflow)
-        return _run_claimed(request, workflow, claimed, observer, records, from_stage, values or {}, preset)
+        ending = _run_claimed(request, workflow, claimed, observer, records, from_stage, values or {}, preset, mark)
+        return ending
     finally:
         if claimed is not None:
             claimed.claim.release()
+        if isinstance(ending, Ending) and ending.outcome == outcomes.PARKED and claimed is not None:
+            # An event sent while this attempt was parking found it live and did not wake it.
+            attempt_events.wake_if_ready(claimed.paths)
 
 
 @dataclass
@@ -170,11 +181,14 @@ def _inherited_from_stage(history: folder.History | None, observer: Observer) ->
 
 
 def _look_ahead(workflow: Workflow, args: dict[str, Any], paths: RunPaths, cwd: Path, attempt: int,
-                records: dict[str, Any], from_stage: str | None, values: dict[str, Any]) -> LookAhead:
-    state = AttemptState(paths=paths, attempt=attempt,
-                         plan=StagePlan(records, workflow.version, from_stage, dict(values)),
-                         observer=Silent(), workflow_version=workflow.version, schema_base=workflow.base_dir)
+                records: dict[str, Any], from_stage: str | None, values: dict[str, Any],
+                mark: RedoMark | None) -> LookAhead:
+    plan = StagePlan(records, workflow.version, from_stage, dict(values), events=bool(workflow.events), redo=mark)
+    state = AttemptState(paths=paths, attempt=attempt, plan=plan, observer=Silent(),
+                         workflow_version=workflow.version, schema_base=workflow.base_dir)
     state.look_ahead = LookAhead()
+    if workflow.events:
+        attempt_events.attach(state, workflow, paths)
     context = Context(state, run_id=paths.id, workflow=workflow.name, cwd=cwd)
     return look_ahead(workflow, context, args, cwd)
 
@@ -262,6 +276,8 @@ def _new_identity(request: RunRequest, workflow: Workflow, root: Path, cwd: Path
         "file": str(Path(request.target).absolute()),
         "workflow_version": workflow.version,
     }
+    if workflow.events:
+        run_fields["events"] = attempt_events.declared(workflow)
     if request.args is not None:
         run_fields["args"] = dict(request.args)  # given whole by a caller in Python; prepare was not called
     if request.preview:
@@ -372,7 +388,7 @@ def _ran_text(record: dict[str, Any]) -> str:
 
 def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, observer: Observer,
                  records: dict[str, Any], from_stage: str | None, values: dict[str, Any],
-                 preset: Ending | None) -> Ending:
+                 preset: Ending | None, mark: RedoMark | None) -> Ending:
     paths, history = claimed.paths, claimed.history
     started = time.time()
     deadline = started + request.timeout if request.timeout else None
@@ -396,18 +412,23 @@ def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, obs
             "timeout": request.timeout_text,
         },
         deadline=iso(deadline) if deadline else None,
+        **({"events": attempt_events.declared(workflow)} if workflow.events else {}),
     ))
+    if workflow.events and request.from_stage:
+        attempt_events.record_redo(paths, claimed.attempt, request.from_stage)
     folder.write_pid(paths, claimed.attempt)
     observer.attempt_started(workflow.name, paths.id, claimed.attempt, paths.dir)
     state = AttemptState(
         paths=paths,
         attempt=claimed.attempt,
-        plan=StagePlan(records, workflow.version, from_stage, dict(values)),
+        plan=StagePlan(records, workflow.version, from_stage, dict(values), events=bool(workflow.events), redo=mark),
         observer=observer,
         workflow_version=workflow.version,
         schema_base=workflow.base_dir,
     )
     attempt_agents.attach(state, cwd=claimed.cwd, deadline=deadline)
+    if workflow.events:
+        attempt_events.attach(state, workflow, paths)
     context = Context(state, run_id=paths.id, workflow=workflow.name, cwd=claimed.cwd)
     previous_cwd = Path.cwd()
     os.chdir(claimed.cwd)
@@ -440,6 +461,8 @@ def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, obs
         out["value"] = ending.value
     if ending.needs is not None:
         out["needs"] = ending.needs
+    if ending.waits is not None:
+        out["waits"] = ending.waits
     ending.out = out
     folder.write_out(paths, out)
     folder.append_line(paths.log, folder.entry(
@@ -452,6 +475,7 @@ def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, obs
         after=state.last_stage,
         ran=state.ran,
         go_on=ending.go_on,
+        **({"waits": ending.waits} if ending.waits is not None else {}),
     ))
     folder.remove_pid(paths)
     return ending
@@ -555,6 +579,8 @@ def _ending(request: RunRequest, workflow: Workflow, claimed: _Claimed, state: A
             return make(outcomes.STOPPED, reason=never_reached_reason(from_stage, never),
                         redo=never[0] if never else None)
         return make(outcomes.COMPLETED, value=result.value)
+    if isinstance(error, Park):
+        return _parked(request, claimed, state, error, from_stage, make)
     if isinstance(error, Stop):
         redo = error.redo
         hints: list[str] = []
@@ -572,6 +598,22 @@ def _ending(request: RunRequest, workflow: Workflow, claimed: _Claimed, state: A
         return make(outcomes.FAILED, stage=stage, reason=str(error))
     detail = "".join(traceback.format_exception(error))
     return make(outcomes.FAILED, stage=stage, reason=f"{type(error).__name__}: {error}", detail=detail)
+
+
+def _parked(request: RunRequest, claimed: _Claimed, state: AttemptState, park: Park, from_stage: str | None,
+            make: Any) -> Ending:
+    if from_stage and not state.plan.reached:
+        return make(outcomes.STOPPED, reason=f"the attempt would park before it reaches --from-stage {from_stage} "
+                    f"({park.text}); a redo stops rather than park on its way", redo=from_stage)
+    ending = make(outcomes.PARKED, stage=state.current_stage, reason=park.text)
+    ending.waits = park.waits
+    names = sorted({name for wait in park.waits for name in wait.get("names") or []})
+    name = claimed.paths.name
+    ending.go_on = f"awf send {name} {names[0]} --data JSON" if names else f"awf wake --run-root {claimed.paths.root}"
+    ending.hints = [f"wakes on: awf send {name} {n} --data JSON" for n in names]
+    if any(wait.get("due") for wait in park.waits):
+        ending.hints.append("wakes after the due time with: awf wake (for cron) or a running awf serve")
+    return ending
 
 
 def never_reached_reason(from_stage: str, never: list[str]) -> str:

@@ -15,6 +15,7 @@ from ..record.clock import iso, now_iso
 from ..record.layout import RunPaths
 from ..record.names import stage_name_problem
 from .errors import PlanStop, StageValueError, Stop, WorkflowError
+from .events import Park
 from .observer import Observer
 from .plan import Halt, Reuse, StagePlan
 from .schema import Schema, json_problem, load_schema
@@ -51,6 +52,8 @@ class AttemptState:
         self.look_ahead: Any = None
         # `wf.agents`: the attempt's AgentSet (awf.agents.handles), made by attempt_agents.attach.
         self.agents: Any = None
+        # `wf.events`: the attempt's EventsApi, in a run whose workflow declares events.
+        self.events: Any = None
 
 
 def mark_stage(error: BaseException, stage: str) -> BaseException:
@@ -92,6 +95,13 @@ class Context:
                 self._state.look_ahead.agent()  # the look-ahead asks no agent, and cannot see past one
             raise WorkflowError("this context has no agents")
         return self._state.agents
+
+    @property
+    def events(self) -> Any:
+        """Wait for events and times: `event = await wf.events.receive("ci")` (see the events page)."""
+        if self._state.events is None:
+            raise WorkflowError("wf.events: this workflow declares no events; add events={...} to @awf.workflow")
+        return self._state.events
 
     @property
     def stage_name(self) -> str | None:
@@ -178,8 +188,19 @@ class Context:
 
     def _reach_start_point(self, name: str, why: str) -> None:
         state = self._state
-        stale = [stage for stage in state.plan.records if stage not in state.plan.reused]
-        folder.invalidate(state.paths, stale, state.attempt, name)
+        redo = state.plan.redo
+        if state.plan.events:
+            # Records stay current in a run with events; a redo marks what it made stale instead.
+            if redo is not None and name == redo.stage and not redo.reached:
+                redo.reached = True
+                redo.before_stages = set(state.plan.reused)
+                redo.before_waits = set(state.events.replayed if state.events else [])
+                folder.append_line(state.paths.log, folder.entry(
+                    "redo-reached", attempt=state.attempt, stage=name, redo_attempt=redo.attempt,
+                    before_stages=sorted(redo.before_stages), before_waits=sorted(redo.before_waits)))
+        else:
+            stale = [stage for stage in state.plan.records if stage not in state.plan.reused]
+            folder.invalidate(state.paths, stale, state.attempt, name)
         folder.append_line(
             state.paths.log, folder.entry("start-point", attempt=state.attempt, stage=name, why=why)
         )
@@ -203,6 +224,8 @@ class Context:
             stop.stage = name
             self._finish(name, "stopped", started_at, reason=stop.reason)
             raise
+        except Park:
+            raise  # the stage has not finished: no record, so the wake that answers the wait redoes it
         except asyncio.CancelledError:
             state.cancelled_in = name
             self._finish(name, "failed", started_at, reason=state.cancel_reason or "cancelled")

@@ -46,6 +46,22 @@ Decision = Reuse | Run | Halt
 
 
 @dataclass
+class RedoMark:
+    """A --from-stage in a run with events: it holds for the rest of the run.
+
+    Once its stage is reached, a stage entered after it whose record is older than the redo runs
+    again, in that attempt and every later one, so a redo that parks part-way is finished by the
+    next wake. `before_*` are what the redo's attempt reused on its way to the stage.
+    """
+
+    attempt: int
+    stage: str
+    reached: bool = False
+    before_stages: set[str] = field(default_factory=set)
+    before_waits: set[str] = field(default_factory=set)
+
+
+@dataclass
 class StagePlan:
     """What this attempt does with each stage it enters."""
 
@@ -56,10 +72,15 @@ class StagePlan:
     reached: bool = False
     reused: list[str] = field(default_factory=list)
     entered: list[str] = field(default_factory=list)
+    # A run with events: succeeded records are reused for the rest of the run, whatever version.
+    events: bool = False
+    redo: RedoMark | None = None
 
     def enter(self, name: str, schema: Schema | None) -> Decision:
         self.entered.append(name)
-        if self.reached:
+        if self.events and self.redo is not None and self.redo.reached:
+            return self._after_redo(name, schema)
+        if self.reached and not self.events:
             return Run(False)
         if name == self.from_stage:
             self.reached = True
@@ -70,6 +91,9 @@ class StagePlan:
         if isinstance(record, RecordError):
             return Halt(f"stage {name}'s record cannot be used: {record}", redo=name)
         if record is None or record["outcome"] != "succeeded":
+            if self.events and self.from_stage is None:
+                first, self.reached = not self.reached, True
+                return Run(first, _why_run(record))
             if self.from_stage is not None and schema is None:
                 # A stage with no result needs no value: starting after it counts it as done.
                 self.reused.append(name)
@@ -78,6 +102,22 @@ class StagePlan:
                 return Halt(self._missing_before_from_stage(name, record), redo=self.from_stage, needs=True)
             self.reached = True
             return Run(True, _why_run(record))
+        problem = self._stale(name, record, schema)
+        if problem:
+            return Halt(problem, redo=name)
+        self.reused.append(name)
+        return Reuse(record.get("value"), record)
+
+    def _after_redo(self, name: str, schema: Schema | None) -> Decision:
+        redo = self.redo
+        assert redo is not None
+        record = self.records.get(name)
+        if isinstance(record, RecordError):
+            return Halt(f"stage {name}'s record cannot be used: {record}", redo=name)
+        if record is None or record["outcome"] != "succeeded":
+            return Run(False, _why_run(record))
+        if name not in redo.before_stages and record["attempt"] < redo.attempt:
+            return Run(False, f"its record is older than the redo from {redo.stage} in attempt {redo.attempt}")
         problem = self._stale(name, record, schema)
         if problem:
             return Halt(problem, redo=name)
@@ -104,7 +144,7 @@ class StagePlan:
 
     def _stale(self, name: str, record: dict[str, Any], schema: Schema | None) -> str | None:
         recorded, now = record.get("workflow_version"), self.code_version
-        if recorded and now and version_key(recorded) != version_key(now):
+        if not self.events and recorded and now and version_key(recorded) != version_key(now):
             return (
                 f"stage {name} was recorded by version {recorded} of the workflow, and the code is version {now}; "
                 "a record of another major version may not mean what the code expects"

@@ -1,0 +1,67 @@
+"""events.jsonl: a run's inbox of events, appended by `awf send`, taken by `wf.events`.
+
+Each line is one event. Appending holds a lock on the inbox, so an `--event-id` already queued
+is never queued twice, even by two sends at once. Events are never removed: a take is recorded
+in run.jsonl, and an event once taken is never taken again.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .clock import now_iso
+from .files import append_line
+from .layout import RunPaths
+from .log import read_lines
+
+
+@dataclass(frozen=True)
+class Event:
+    """An event sent to a run."""
+
+    id: str
+    name: str
+    value: Any
+    sent: str
+
+    @classmethod
+    def from_entry(cls, entry: dict[str, Any]) -> Event:
+        return cls(entry["id"], entry["name"], entry.get("value"), entry["sent"])
+
+
+def inbox_path(paths: RunPaths) -> Path:
+    return paths.dir / "events.jsonl"
+
+
+def read_events(paths: RunPaths) -> list[Event]:
+    """Every event sent to the run, oldest first."""
+    try:
+        return [Event.from_entry(line.entry) for line in read_lines(inbox_path(paths), validate=False)
+                if line.entry.get("kind") == "event"]
+    except FileNotFoundError:
+        return []
+
+
+def new_event_id() -> str:
+    """Sortable by time, unique enough across machines: nanoseconds in hex and four random bytes."""
+    return f"{time.time_ns():x}-{secrets.token_hex(4)}"
+
+
+def append_event(paths: RunPaths, name: str, value: Any, event_id: str | None) -> tuple[Event, bool]:
+    """Queue an event; return it and whether it is new (False: that id was queued before)."""
+    from filelock import FileLock
+
+    with FileLock(str(paths.dir / "events.lock"), mode=0o600):
+        if event_id is not None:
+            for queued in read_events(paths):
+                if queued.id == event_id:
+                    return queued, False
+        event = Event(event_id or new_event_id(), name, value, now_iso())
+        append_line(inbox_path(paths), {"version": 1, "kind": "event", "id": event.id, "name": name,
+                                        "value": value, "sent": event.sent, "pid": os.getpid()})
+    return event, True
