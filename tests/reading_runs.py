@@ -1,7 +1,7 @@
 """Real runs in every status, made once per test module by real `awf run` attempts.
 
 One workflow, `steps`: plan, build, review. Its argument says how build goes: `complete`, `stop`,
-`fail`, or `wait` (it touches `ready-{id}` and waits for `go-{id}`, so a test can cancel it, kill
+`fail`, `wait` or `wait-stop` (it touches `ready-{id}` and waits for `go-{id}`, so a test can cancel it, kill
 it or watch it live). A `hold-{id}` file makes the code between plan and build wait the same way.
 """
 
@@ -47,8 +47,10 @@ async def steps(wf, how):
             wf.stop("the builder gave no answer")
         if how == "fail":
             raise RuntimeError("the build broke")
-        if how == "wait":
+        if how in ("wait", "wait-stop"):
             await wait_here(wf.run_id)
+        if how == "wait-stop":
+            wf.stop("told to stop after waiting")
         return {"branch": f"fix/{wf.run_id}"}
 
     built = await wf.stage("build", build, result=BUILT, summary=lambda b: b["branch"])

@@ -35,7 +35,8 @@ class Replay:
         self.agents: dict[str, dict[str, Any]] = {}
         self.working: set[tuple[str, int]] = set()
         self.settled: set[tuple[str, int]] = set()
-        self._pending: list[Line] = []
+        self.last_at: str | None = None  # when the log last moved: an interrupted attempt's end
+        self.stages: list[dict[str, Any]] = []  # as out.json lists them: each stage entered, and how
 
     @property
     def attempt(self) -> int | None:
@@ -49,7 +50,7 @@ class Replay:
         if last is None:
             return
         self.start = lines[last].entry
-        self.earlier = dict(self.current)
+        self.earlier = {name: _as_filed(self.paths, name, record) for name, record in self.current.items()}
         _call(self.view, "earlier_records", self.earlier)
         try:
             _call(self.view, "started_at", parse_iso(self.start["at"]))
@@ -74,6 +75,7 @@ class Replay:
         for line in lines:
             entry = line.entry
             self._remember(entry)
+            self.last_at = entry.get("at") or self.last_at
             if self.start is None or self.end is not None or entry.get("attempt") != self.attempt:
                 continue
             self._tell(entry)
@@ -95,8 +97,10 @@ class Replay:
             self.stage = None
             if record.get("origin") == "provided":
                 self.announced.add(record["stage"])
+                self.stages.append({"stage": record["stage"], "how": "provided"})
                 view.stage_reused(record["stage"], record.get("value"), record, "provided")
             else:
+                self.stages.append({"stage": record["stage"], "how": "ran"})
                 view.stage_ended(record, _seconds(record))
         elif kind == "log":
             view.logged(entry.get("stage"), entry.get("message", ""))
@@ -118,6 +122,7 @@ class Replay:
             if name in self.announced:
                 continue
             self.announced.add(name)
+            self.stages.append({"stage": name, "how": "reused"})
             record = self.earlier.get(name)
             self.view.stage_reused(name, (record or {}).get("value"), record, "reused")
 
@@ -177,8 +182,21 @@ class Replay:
             "outcome": "interrupted", "exit_code": None, "stage": self.stage,
             "reason": f"its process (pid {pid}) is gone and it wrote no ending" if pid else "it never started",
             "go_on": go_on, "record": str(self.paths.dir), "started": start.get("at") or now_iso(),
-            "ended": now_iso(), "stages": [],
+            "ended": self.last_at or now_iso(), "stages": self.stages,
         }
+
+
+def _as_filed(paths: RunPaths, name: str, record: dict[str, Any]) -> dict[str, Any]:
+    """The stage's record as its file holds it, where that is the same record: a person may have
+    edited the file, and the file is what a continue reuses."""
+    from ..record.errors import RecordError
+    from ..record.folder import read_json_file
+
+    try:
+        filed = read_json_file(paths.stage(name), "stage")
+    except (FileNotFoundError, RecordError):
+        return record
+    return filed if filed.get("attempt") == record.get("attempt") else record
 
 
 def _seconds(record: dict[str, Any]) -> float:
