@@ -113,7 +113,10 @@ class _Conversation:
             return self._settle(kinds.FAILED, reason=agent.unavailable)
         harness = agent.harness
         env = {**os.environ, **agent.channel.env(self.number)}
-        missing = harness.missing(agent.session, env)
+        try:
+            missing = harness.missing(agent.session, env)
+        except Exception as error:  # a harness's bug fails the turn; it must not fail the attempt
+            missing = f"the harness failed to check its program: {type(error).__name__}: {error}"
         if missing:
             return self._settle(kinds.FAILED, reason=f"{harness.name}: {missing}")
         instructions = answer_instructions(self.schema, harness.answer_hint)
