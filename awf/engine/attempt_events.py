@@ -15,6 +15,7 @@ from ..record.inbox import read_events
 from ..record.layout import RunPaths
 from .context import AttemptState
 from .events import EventsApi, Replay
+from .loader import split_target
 from .plan import RedoMark
 from .schema import load_schema
 from .workflow import Workflow
@@ -123,8 +124,9 @@ def wake_if_ready(paths: RunPaths) -> int | None:
     interrupted = "events" in history.run and history.last.status == "interrupted"
     if not interrupted and not is_ready(paths, history):
         return None
-    if not Path(history.last.start.get("file") or history.run.get("file") or "").exists():
-        return None
+    target = history.last.start.get("file") or history.run.get("file") or ""
+    if not split_target(target)[0].exists():
+        return None  # the workflow's file moved: `awf run NEWFILE --id ID --continue` goes on
     return spawn_continue(paths, history)
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..record.names import id_problem
+from ..record.names import id_problem, stage_name_problem
 from .errors import WorkflowError
 
 _VERSION = re.compile(r"v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:[-+.].*)?")
@@ -100,6 +100,13 @@ def workflow(
         raise WorkflowError(problem)
     if version is not None and (not isinstance(version, str) or version_key(version) is None):
         raise WorkflowError(f"workflow {name}: version {version!r} is not a version such as '1.0.0'")
+    if events is not None:
+        if not isinstance(events, Mapping):
+            raise WorkflowError(f"workflow {name}: events is a dict of event name to schema (or None for any value)")
+        for event in events:
+            problem = stage_name_problem(event)
+            if problem:
+                raise WorkflowError(f"workflow {name}: event {problem.removeprefix('stage name ')}")
 
     def wrap(run: Callable[..., Awaitable[Any]]) -> Workflow:
         if not inspect.iscoroutinefunction(run):

@@ -1,0 +1,266 @@
+"""Runs that wait for events: park with no process, wake on `awf send`, replay, and redo safely."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import AWF, Project
+
+MERGE = '''
+import asyncio
+from pathlib import Path
+
+import awf
+
+CI = {"type": "object", "required": ["passed"], "properties": {"passed": {"type": "boolean"}}}
+APPROVAL = {"type": "object", "required": ["by"], "properties": {"by": {"type": "string"}}}
+
+
+async def work(wf, stage, value):
+    Path(f"ran-{stage}-{wf.attempt}").touch()
+    if Path(f"hang-{stage}").exists():
+        Path(f"in-{stage}").touch()
+        await asyncio.sleep(3600)
+    return value
+
+
+@awf.workflow(name="merge", description="Open an MR, wait for CI and approval, merge.", version="1.0.0",
+              events={"ci": CI, "approved": APPROVAL, "note": None})
+async def merge(wf):
+    mr = await wf.stage("open", lambda: work(wf, "open", {"mr": 7}), result={"type": "object"})
+    ci = await wf.events.receive("ci")
+    if not ci.value["passed"]:
+        wf.stop("CI failed")
+    checked = await wf.stage("check", lambda: work(wf, "check", f"ci {ci.id}"), result={"type": "string"})
+    winner = await wf.events.race(approved=wf.events.receive("approved"), remind=wf.events.timer("{remind}"))
+    said = await wf.stage("merge", lambda: work(wf, "merge", f"{winner.name}:{winner.value}"),
+                          result={"type": "string"})
+    return {"mr": mr["mr"], "checked": checked, "said": said}
+'''
+
+
+@pytest.fixture
+def merge(project: Project) -> Project:
+    project.write("merge.py", MERGE.replace("{remind}", "1h"))
+    return project
+
+
+def out(project: Project) -> dict:
+    return json.loads((project.run_dir("merge", "m1") / "out.json").read_text())
+
+
+def wait_attempt_end(project: Project, attempt: int, timeout: float = 30) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ends = [e for e in project.log("merge", "m1") if e["kind"] == "attempt-end" and e["attempt"] == attempt]
+        if ends:
+            return ends[0]
+        time.sleep(0.05)
+    raise AssertionError(f"attempt {attempt} did not end: {(project.run_dir('merge', 'm1') / 'wake.log').read_text()}")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")
+
+
+def gone(pid: int, timeout: float = 10) -> bool:
+    """The attempt's process exits right after it writes its ending."""
+    deadline = time.monotonic() + timeout
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def pids(project: Project) -> list[int]:
+    return [e["pid"] for e in project.log("merge", "m1") if e["kind"] == "attempt-start"]
+
+
+def test_a_run_parks_wakes_on_send_parks_again_and_completes_with_no_process_between(merge: Project):
+    first = merge.awf("run", "merge.py", "--id", "m1")
+    assert first.code == 0, first.stderr
+    assert "parked" in first.stderr and "awf send merge/m1 ci --data JSON" in first.stderr
+    assert out(merge)["outcome"] == "parked" and out(merge)["waits"][0]["names"] == ["ci"]
+    assert gone(pids(merge)[0])
+
+    sent = merge.awf("send", "merge/m1", "ci", "--data", '{"passed": true}')
+    assert sent.code == 0 and sent.stdout.strip()
+    assert "woke merge/m1" in sent.stderr
+    end = wait_attempt_end(merge, 2)
+    assert end["outcome"] == "parked" and end["waits"][0]["names"] == ["approved"]
+    assert gone(pids(merge)[1])
+
+    assert merge.awf("send", "merge/m1", "approved", "--data", '{"by": "ann"}').code == 0
+    assert wait_attempt_end(merge, 3)["outcome"] == "completed"
+    value = out(merge)["value"]
+    assert value["said"].startswith("approved:") and "'by': 'ann'" in value["said"]
+    # open ran once; check ran once, on the wake that brought CI.
+    assert sorted(p.name for p in merge.path.glob("ran-*")) == ["ran-check-2", "ran-merge-3", "ran-open-1"]
+    takes = [e for e in merge.log("merge", "m1") if e["kind"] == "take"]
+    assert [t["name"] for t in takes] == ["ci"] and takes[0]["wait"] == "-/receive:ci#1"
+
+
+def test_an_event_id_sent_twice_is_queued_once(merge: Project):
+    merge.awf("run", "merge.py", "--id", "m1")
+    for _ in range(2):
+        result = merge.awf("send", "merge/m1", "note", "--data", '"hi"', "--event-id", "n-1", "--no-wake")
+        assert result.code == 0 and result.stdout.strip() == "n-1"
+    assert "queued before" in result.stderr
+    lines = (merge.run_dir("merge", "m1") / "events.jsonl").read_text().splitlines()
+    assert len(lines) == 1
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["nope"], "has no event 'nope'; its workflow declares: approved, ci, note"),
+    (["ci", "--data", '{"passed": "yes"}'], "$.passed: 'yes' is not of type 'boolean'"),
+    (["ci", "--data", "{not json"], "is not JSON"),
+])
+def test_a_bad_event_is_refused_and_nothing_is_queued(merge: Project, args: list[str], message: str):
+    merge.awf("run", "merge.py", "--id", "m1")
+    result = merge.awf("send", "merge/m1", *args)
+    assert result.code == 2 and result.stderr.startswith("awf: ") and message in result.stderr
+    assert not (merge.run_dir("merge", "m1") / "events.jsonl").exists()
+    assert merge.awf("send", "merge/nope", "ci").code == 1
+
+
+def test_a_race_between_an_event_and_a_timer_is_replayed_on_the_next_wake(project: Project):
+    project.write("merge.py", MERGE.replace("{remind}", "1s") + '''
+
+@awf.workflow(name="after", description="unused", events={"x": None})
+async def after(wf):
+    pass
+''')
+    assert project.awf("run", "merge.py:merge", "--id", "m1").code == 0
+    assert project.awf("send", "merge/m1", "ci", "--data", '{"passed": true}', "--no-wake").code == 0
+    woke = project.awf("wake")
+    assert woke.code == 0 and "woke merge/m1" in woke.stdout
+    end = wait_attempt_end(project, 2)
+    assert end["outcome"] == "parked" and end["waits"][0]["due"]
+    time.sleep(1.1)
+    project.awf("wake")
+    assert wait_attempt_end(project, 3)["outcome"] == "completed"
+    assert out(project)["value"]["said"] == "remind:None"
+    # Approval arrives late; a redo of merge replays the race's recorded answer.
+    project.awf("send", "merge/m1", "approved", "--data", '{"by": "bo"}', "--no-wake")
+    redo = project.awf("run", "merge.py:merge", "--id", "m1", "--continue", "--from-stage", "merge", "--json")
+    assert redo.code == 0, redo.stderr
+    assert redo.out["value"]["said"] == "remind:None"
+    races = [e for e in project.log("merge", "m1") if e["kind"] == "race"]
+    assert len(races) == 1 and races[0]["winner"] == "remind"
+
+
+def test_serve_wakes_a_run_within_a_second_of_a_send_with_no_wake(merge: Project):
+    assert merge.awf("run", "merge.py", "--id", "m1").code == 0
+    serve = subprocess.Popen([*AWF, "serve"], cwd=merge.path, env=merge.env, stderr=subprocess.PIPE, text=True)
+    try:
+        log = merge.path / ".awf" / "runs" / "serve.log"
+        merge.wait_for(log)  # it watches the run root once it has said so
+        assert merge.awf("send", "merge/m1", "ci", "--data", '{"passed": true}', "--no-wake").code == 0
+        queued = time.monotonic()
+        while "woke merge/m1" not in log.read_text():
+            assert time.monotonic() - queued < 10
+            time.sleep(0.01)
+        assert time.monotonic() - queued < 1.0
+        second = merge.awf("serve")
+        assert second.code == 2 and "already serves" in second.stderr
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(timeout=10) == 0
+    assert wait_attempt_end(merge, 2)["outcome"] == "parked"
+
+
+def test_a_crash_after_a_wake_costs_nothing_awf_wake_goes_on(merge: Project):
+    merge.awf("run", "merge.py", "--id", "m1")
+    (merge.path / "hang-check").touch()
+    merge.awf("send", "merge/m1", "ci", "--data", '{"passed": true}')
+    merge.wait_for(merge.path / "in-check")
+    os.kill(pids(merge)[1], signal.SIGKILL)
+    (merge.path / "hang-check").unlink()
+    time.sleep(0.2)
+    woke = merge.awf("wake")
+    assert "woke merge/m1" in woke.stdout
+    end = wait_attempt_end(merge, 3)
+    assert end["outcome"] == "parked"  # check ran again on the same CI event, then waits for approval
+    assert (merge.path / "ran-check-3").exists()
+    takes = [e for e in merge.log("merge", "m1") if e["kind"] == "take"]
+    assert len(takes) == 1
+
+
+# Redo in a run with events.
+
+def completed(merge: Project) -> None:
+    merge.awf("run", "merge.py", "--id", "m1")
+    merge.awf("send", "merge/m1", "ci", "--data", '{"passed": true}', "--no-wake")
+    merge.awf("send", "merge/m1", "approved", "--data", '{"by": "ann"}', "--no-wake")
+    assert merge.awf("run", "merge.py", "--id", "m1", "--continue").code == 0
+
+
+def test_a_redo_reuses_what_comes_before_and_reruns_what_comes_after_replaying_takes_and_races(merge: Project):
+    completed(merge)
+    before = out(merge)["value"]
+    result = merge.awf("run", "merge.py", "--id", "m1", "--continue", "--from-stage", "check", "--json")
+    assert result.code == 0, result.stderr
+    assert [(s["stage"], s["how"]) for s in result.out["stages"]] == [("open", "reused"), ("check", "ran"),
+                                                                      ("merge", "ran")]
+    assert result.out["value"] == before  # same CI event, same race answer
+
+
+def test_a_take_older_than_the_redo_is_not_taken_again_so_the_redo_parks_and_the_next_wake_finishes_it(
+        merge: Project):
+    completed(merge)
+    result = merge.awf("run", "merge.py", "--id", "m1", "--continue", "--from-stage", "open", "--json")
+    assert result.code == 0 and result.out["outcome"] == "parked"
+    assert result.out["waits"][0]["names"] == ["ci"]
+    # check handled the old CI event: it is not reached, keeps its record and is not redone yet.
+    assert merge.stage("merge", "m1", "check")["attempt"] == 2
+    merge.awf("send", "merge/m1", "ci", "--data", '{"passed": true}')
+    end = wait_attempt_end(merge, 4)
+    # The wake redoes check (its record is older than the redo) on the new event; the race keeps its answer.
+    assert end["outcome"] == "completed", end
+    assert (merge.path / "ran-check-4").exists() and (merge.path / "ran-merge-4").exists()
+    assert not (merge.path / "ran-open-4").exists()
+
+
+def test_an_attempt_that_would_park_before_its_from_stage_stops_instead(merge: Project):
+    merge.awf("run", "merge.py", "--id", "m1")
+    result = merge.awf("run", "merge.py", "--id", "m1", "--continue", "--from-stage", "merge", "--json")
+    assert result.code == 3
+    assert "would park before it reaches --from-stage merge" in result.out["reason"]
+
+
+def test_a_crash_inside_the_redo_does_not_drop_it(merge: Project):
+    completed(merge)
+    (merge.path / "hang-check").touch()
+    process = merge.start("run", "merge.py", "--id", "m1", "--continue", "--from-stage", "check")
+    merge.wait_for(merge.path / "in-check")
+    os.kill(process.pid, signal.SIGKILL)
+    process.communicate(timeout=10)
+    (merge.path / "hang-check").unlink()
+    assert "woke merge/m1" in merge.awf("wake").stdout
+    assert wait_attempt_end(merge, 4)["outcome"] == "completed"
+    assert (merge.path / "ran-check-4").exists() and (merge.path / "ran-merge-4").exists()
+    assert not (merge.path / "ran-open-4").exists()
+
+
+def test_wf_events_in_a_workflow_without_events_is_a_clear_failure(project: Project):
+    project.write("plain.py", '''
+import awf
+
+@awf.workflow(name="plain", description="No events.")
+async def plain(wf):
+    await wf.events.receive("x")
+''')
+    result = project.awf("run", "plain.py", "--json")
+    assert result.code == 1 and "declares no events" in result.out["reason"]
