@@ -264,3 +264,24 @@ async def plain(wf):
 ''')
     result = project.awf("run", "plain.py", "--json")
     assert result.code == 1 and "declares no events" in result.out["reason"]
+
+
+def test_a_sleep_parks_until_its_time_of_day_and_awf_wake_before_it_does_nothing(project: Project):
+    project.write("cool.py", '''
+import awf
+
+@awf.workflow(name="merge", description="Cool off, then go.", events={"unused": None})
+async def cool(wf):
+    await wf.stage("before", lambda: None)
+    await wf.events.sleep("cool-off", "1s")
+    return await wf.stage("after", lambda: wf.attempt, result={"type": "integer"})
+''')
+    first = project.awf("run", "cool.py", "--id", "m1", "--json")
+    assert first.code == 0 and first.out["outcome"] == "parked" and first.out["waits"][0]["due"]
+    assert project.awf("wake").stdout == ""
+    time.sleep(1.1)
+    assert "woke merge/m1" in project.awf("wake").stdout
+    assert wait_attempt_end(project, 2)["outcome"] == "completed"
+    assert out(project)["value"] == 2
+    timers = [e for e in project.log("merge", "m1") if e["kind"] == "timer"]
+    assert len(timers) == 1 and timers[0]["wait"] == "-/sleep:cool-off#1"
