@@ -1,0 +1,98 @@
+"""Earlier attempts in a test: stage records written as an attempt would have, and read off a real run.
+
+`earlier={"stages": {"plan": {...}}}` becomes a run folder whose attempt 1 recorded those stages,
+so the test's attempt is a real continue: the stage plan checks each record against the stage's
+result schema as the workflow enters it, exactly as a continue after a real attempt does.
+`recorded(path)` gives the same shape from a run on disk, with its records whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..engine.workflow import Workflow
+from ..record import folder
+from ..record.clock import now_iso
+from ..record.errors import RecordError
+from ..record.layout import RunPaths
+from ..record.liveness import process_start
+from ..record.names import stage_name_problem
+from ..record.schemas import FORMAT_VERSION
+
+
+def recorded(path: str | Path) -> dict[str, Any]:
+    """The current stage records of the run in `path` (`.awf/runs/{workflow}/{id}`), to give as
+    `earlier=`: {"stages": {name: value of each succeeded record}, "records": {name: record}}."""
+    run_dir = Path(path).expanduser().absolute()
+    if not (run_dir / "run.jsonl").is_file():
+        raise ValueError(f"{path} is not a run's folder (it has no run.jsonl); give .awf/runs/WORKFLOW/ID")
+    paths = RunPaths(run_dir.parent.parent, run_dir.parent.name, run_dir.name)
+    records: dict[str, dict[str, Any]] = {}
+    for name, record in folder.read_stage_records(paths).items():
+        if isinstance(record, RecordError):
+            raise ValueError(f"run {paths.name}: stage {name}'s record cannot be read: {record}")
+        records[name] = record
+    stages = {name: record["value"] for name, record in records.items() if record["outcome"] == "succeeded"}
+    return {"stages": stages, "records": records}
+
+
+def earlier_records(earlier: Any, workflow: Workflow) -> tuple[dict[str, dict[str, Any]], set[str]]:
+    """The records `earlier` stands for, and the names of those the test gave itself (not read
+    off a run): a record of those its stage cannot reuse is the test's mistake."""
+    if not isinstance(earlier, Mapping) or not set(earlier) <= {"stages", "records"}:
+        raise TypeError('earlier= is {"stages": {NAME: VALUE, ...}}, or recorded(PATH) of a run on disk, '
+                        f"not {earlier!r}")
+    given = earlier.get("stages") or {}
+    read = dict(earlier.get("records") or {})
+    if not isinstance(given, Mapping) or not isinstance(read, Mapping):
+        raise TypeError('earlier["stages"] is a dict of values by stage name')
+    records = {name: dict(record) for name, record in read.items()}
+    own: set[str] = set()
+    for name, value in given.items():
+        problem = stage_name_problem(name) if isinstance(name, str) else f"{name!r} is not a stage name"
+        if problem:
+            raise ValueError(f"earlier: {problem}")
+        try:
+            value = json.loads(json.dumps(value, allow_nan=False))
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"earlier: stage {name}'s value is not JSON, no record can hold it: {error}") from None
+        if name in records and records[name].get("outcome") == "succeeded" and records[name].get("value") == value:
+            continue  # as the run recorded it
+        own.add(name)
+        records[name] = {
+            "version": FORMAT_VERSION, "stage": name, "outcome": "succeeded", "origin": "ran", "attempt": 1,
+            "started": now_iso(), "ended": now_iso(), "has_result": value is not None, "value": value,
+            "summary": None, "reason": None, "workflow_version": workflow.version,
+        }
+    return records, own
+
+
+def write_earlier(paths: RunPaths, run_fields: dict[str, Any], records: dict[str, dict[str, Any]]) -> int:
+    """Make the run's folder with the attempts that wrote `records`; the number of the last one."""
+    claim = folder.create_run(paths, run_fields)
+    try:
+        last = max([record.get("attempt", 1) for record in records.values()] or [1])
+        for number in range(1, last + 1):
+            mine = [record for record in records.values() if record.get("attempt", 1) == number]
+            folder.append_line(paths.log, folder.entry(
+                "attempt-start", attempt=number, pid=os.getpid(), process_start=process_start(os.getpid()),
+                file=run_fields["file"], workflow_version=run_fields["workflow_version"],
+                flags={"continue": number > 1, "from_stage": None, "values": None, "timeout": None},
+                deadline=None,
+            ))
+            for record in mine:
+                folder.append_line(paths.log, folder.entry("stage-start", attempt=number, stage=record["stage"]),
+                                   sync=False)
+                folder.write_stage_record(paths, record)
+            folder.append_line(paths.log, folder.entry(
+                "attempt-end", attempt=number, outcome="stopped", exit_code=3, stage=None,
+                reason="an earlier attempt a test gave (awf.testing): its stage records are as given",
+                after=None, ran=[record["stage"] for record in mine], go_on=None,
+            ))
+    finally:
+        claim.release()
+    return last
