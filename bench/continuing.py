@@ -91,7 +91,7 @@ def figures(session: Session) -> list[Figure]:
     small = max(2, size // 10)
     samples = continue_runs(session, size)
     rows = [
-        filled(Figure("continue.version", FAMILY, "awf --version (in the same rounds)"),
+        filled(Figure("continue.version", FAMILY, "awf --version (in the same rounds)", short="awf --version"),
                combine(lambda t: t.seconds, samples["version"])),
         filled(Figure("continue.whole", FAMILY, f"awf run --continue, {size - 1:,} of {size:,} stages recorded",
                       baseline="continue.version"),
@@ -101,7 +101,7 @@ def figures(session: Session) -> list[Figure]:
                per_reused(samples, size)),
         filled(Figure("continue.marginal", FAMILY,
                       f"awf, marginal per reused stage ({small:,} → {size:,} stages)", goal=UNDER_50_US,
-                      baseline="stages.floor"),
+                      baseline="stages.floor", short="awf's marginal per reused stage"),
                marginal(session, small, size)),
     ]
     for peer, (name, _) in peers.PEERS.items():

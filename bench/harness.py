@@ -56,6 +56,7 @@ class Figure:
     goal: Goal | None = None
     skipped: str | None = None  # why there is no measurement (a peer not installed, a command not built)
     error: str | None = None  # a benchmark that broke: reported, and the run exits 1
+    short: str | None = None  # how the table names it as another figure's baseline
 
     @property
     def median(self) -> float:
@@ -107,7 +108,7 @@ def table_rows(figures: Sequence[Figure]) -> list[list[str]]:
             f"{show(low, figure.unit)} – {show(high, figure.unit)}",
             str(len(figure.samples)),
             "" if ratio is None else f"{ratio:.2f}×",
-            base.label if base is not None and ratio is not None else "",
+            (base.short or base.label) if base is not None and ratio is not None else "",
             goal,
         ])
     return rows

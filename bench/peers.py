@@ -81,6 +81,8 @@ def _at_step(i: int, steps: int, crash: bool) -> None:
 
 
 def _replayed(steps: int) -> dict[str, Any]:
+    if "last" not in _marks:
+        raise SystemExit("the workflow was not resumed: no crashed workflow was found to go on with")
     seconds = _marks["last"] - _marks["start"]
     return {"seconds": seconds, "reused": steps - 1, "ran": len([i for i in _ran if i < steps - 1])}
 

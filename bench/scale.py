@@ -10,7 +10,7 @@ from __future__ import annotations
 from itertools import pairwise
 
 from .continuing import UNDER_50_US, continue_runs, marginal, per_reused
-from .harness import Figure, Goal, combine, filled
+from .harness import Figure, Goal, Series, combine, filled
 from .session import Session
 from .stage_overhead import per_stage, stage_runs
 
@@ -21,30 +21,34 @@ LINEAR = Goal("≤ 1.25× (linear)", ratio=1.25)
 def figures(session: Session) -> list[Figure]:
     sizes = sorted(session.config.scale)
     headline = session.config.stages
+    within = Goal("≤ 1.5× the floor", ratio=1.5)
+
+    def stages(size: int) -> dict[str, Series]:
+        return stage_runs(session, size, with_peers=size == headline)
+
     rows: list[Figure] = []
     for size in sizes:
-        stages = stage_runs(session, size, with_peers=size == headline)
-        rows.append(filled(Figure(f"scale.floor@{size}", FAMILY, f"floor, {size:,} stages, per stage"),
-                           combine(lambda s, size=size: s / size, stages["floor"])))
-        rows.append(filled(Figure(f"scale.awf@{size}", FAMILY, f"awf run, {size:,} stages, per stage",
-                                  baseline=f"scale.floor@{size}", goal=Goal("≤ 1.5× the floor", ratio=1.5)),
-                           per_stage(stages, size)))
-        rows.append(filled(Figure(f"scale.continue@{size}", FAMILY,
-                                  f"awf continue, {size:,} stages, per reused stage (less --version)",
-                                  baseline=f"scale.floor@{size}", goal=UNDER_50_US),
-                           per_reused(continue_runs(session, size), size)))
+        floor, awf = f"scale.floor@{size}", f"scale.awf@{size}"
+        rows += [
+            filled(Figure(floor, FAMILY, f"floor, {size:,} stages, per stage", short=f"the floor at {size:,}"),
+                   combine(lambda seconds, size=size: seconds / size, stages(size)["floor"])),
+            filled(Figure(awf, FAMILY, f"awf run, {size:,} stages, per stage", baseline=floor, goal=within,
+                          short=f"awf at {size:,}"), per_stage(stages(size), size)),
+            filled(Figure(f"scale.continue@{size}", FAMILY,
+                          f"awf continue, {size:,} stages, per reused stage (less --version)",
+                          baseline=floor, goal=UNDER_50_US), per_reused(continue_runs(session, size), size)),
+        ]
     # Growth: below 100 stages the fixed costs and the noise drown the cost of one stage.
     pairs = [(a, b) for a, b in pairwise(sizes) if a >= min(100, sizes[-2])]
     for small, large in pairs:
-        rows.append(filled(Figure(f"scale.awf-growth@{large}", FAMILY,
-                                  f"awf run per stage, {large:,} beside {small:,} stages",
-                                  baseline=f"scale.awf@{small}", goal=LINEAR),
-                           per_stage(stage_runs(session, large, with_peers=large == headline), large)))
+        rows.append(filled(Figure(f"scale.awf-growth@{large}", FAMILY, f"awf run per stage, {large:,} beside {small:,}",
+                                  baseline=f"scale.awf@{small}", goal=LINEAR), per_stage(stages(large), large)))
     previous = None
     for small, large in pairs:
         key = f"scale.continue-marginal@{small}-{large}"
+        goal = LINEAR if previous else UNDER_50_US
         rows.append(filled(Figure(key, FAMILY, f"awf continue, marginal per reused stage, {small:,} → {large:,}",
-                                  baseline=previous, goal=LINEAR if previous else UNDER_50_US),
+                                  baseline=previous, goal=goal, short=f"{small:,} → {large:,}"),
                            marginal(session, small, large)))
         previous = key
     return rows

@@ -57,7 +57,8 @@ def figures(session: Session) -> list[Figure]:
     within = Goal("≤ 1.5× the floor", ratio=1.5)
     awf = per_stage(samples, size)
     rows = [
-        filled(Figure("stages.floor", FAMILY, f"floor: {size:,} stages' durable writes in a bare loop, per stage"),
+        filled(Figure("stages.floor", FAMILY, f"floor: {size:,} stages' durable writes in a bare loop, per stage",
+                      short="the floor"),
                combine(lambda s: s / size, samples["floor"])),
         filled(Figure("stages.awf", FAMILY, f"awf run, {size:,} stages, per stage (less a run of none)",
                       baseline="stages.floor", goal=within), awf),
@@ -67,7 +68,8 @@ def figures(session: Session) -> list[Figure]:
     ]
     for peer, (name, _) in peers.PEERS.items():
         key = f"stages.{peer}"
-        figure = Figure(key, FAMILY, f"{name}, {size:,} steps, per step", baseline="stages.floor")
+        figure = Figure(key, FAMILY, f"{name}, {size:,} steps, per step", baseline="stages.floor",
+                        short=name.split(" (")[0])
         why = peers.missing(peer)
         if why:
             figure.skipped = why
