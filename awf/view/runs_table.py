@@ -41,22 +41,30 @@ def money(cost: float | None) -> str:
     return f"${cost:.2f}" if cost >= 0.01 or cost == 0 else f"${cost:.4f}"
 
 
-def listing(summaries: Iterable[RunSummary], now: float | None = None) -> str:
-    from tabulate import tabulate
+def columns(headers: list[str], rows: list[list[Any]]) -> str:
+    """Plain, left-aligned columns two spaces apart. (tabulate takes longer than reading 10,000
+    runs to lay out their table; this takes a tenth of it.)"""
+    table = [headers, *([str(cell) for cell in row] for row in rows)]
+    widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
+    last = len(headers) - 1
+    return "\n".join(
+        "  ".join(cell if i == last else cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip()
+        for row in table
+    )
 
+
+def listing(summaries: Iterable[RunSummary], now: float | None = None) -> str:
     now = time.time() if now is None else now
     rows = [
         [s.workflow, s.id, s.status, s.stage or "-", s.attempts, when(s.started), ago(now - s.moved), money(s.cost)]
         for s in summaries
     ]
     headers = ["workflow", "id", "status", "stage", "attempts", "started", "moved", "cost"]
-    return tabulate(rows, headers=headers, tablefmt="plain", disable_numparse=True)
+    return columns(headers, rows)
 
 
 def detail(run: RunDetail, now: float | None = None) -> str:
     """One run: its input, each attempt, each current stage record, and the command that goes on."""
-    from tabulate import tabulate
-
     now = time.time() if now is None else now
     data = run.as_json()
     head = f"{data['workflow']}/{data['id']}  {data['status']}"
@@ -78,8 +86,7 @@ def detail(run: RunDetail, now: float | None = None) -> str:
          when(a["started"]), a["reason"] or ""]
         for a in data["attempts"]
     ]
-    lines += _indent(tabulate(attempt_rows, headers=["#", "status", "stage", "flags", "pid", "started", "reason"],
-                              tablefmt="plain", disable_numparse=True))
+    lines += _indent(columns(["#", "status", "stage", "flags", "pid", "started", "reason"], attempt_rows))
     lines += ["", "stages"]
     if run.stages:
         stage_rows = []
@@ -91,8 +98,7 @@ def detail(run: RunDetail, now: float | None = None) -> str:
             seconds = item["age"]
             said = item["summary"] if item["outcome"] == "succeeded" else item["reason"]
             stage_rows.append([name, item["outcome"], item["attempt"], ago(seconds), said or ""])
-        lines += _indent(tabulate(stage_rows, headers=["stage", "outcome", "attempt", "age", "summary"],
-                                  tablefmt="plain", disable_numparse=True))
+        lines += _indent(columns(["stage", "outcome", "attempt", "age", "summary"], stage_rows))
     else:
         lines.append("  (no stage recorded)")
     if data["go_on"]:
