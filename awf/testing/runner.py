@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import signal
+import sys
 import tempfile
 import threading
 from collections.abc import Mapping
@@ -111,7 +112,7 @@ def _attempt(workflow: Workflow, book: ScriptBook, *, args: Mapping[str, Any] | 
     root = run_root_for(work, Path(run_root) if run_root is not None else scratch / "runs")
     watch = Watch(stall)
     wrapped = _watched(workflow, watch)
-    target = str(workflow.source_file) if workflow.source_file else workflow.name
+    target = _target(workflow)
     run_id = resume
     own: set[str] = set()
     if earlier is not None:
@@ -134,6 +135,15 @@ def _attempt(workflow: Workflow, book: ScriptBook, *, args: Mapping[str, Any] | 
     run = read_run(ending.record_dir or root, watch.attempt, ending.out, ending.value, watch.error, watch.notices)
     _check_earlier(run, own)
     return run
+
+
+def _target(workflow: Workflow) -> str:
+    """FILE, or FILE:NAME when the file holds several workflows: what `awf run` is given to go on."""
+    if workflow.source_file is None:
+        return workflow.name
+    module = sys.modules.get(getattr(workflow.run, "__module__", ""))
+    count = sum(isinstance(value, Workflow) for value in vars(module).values()) if module else 1
+    return f"{workflow.source_file}:{workflow.name}" if count > 1 else str(workflow.source_file)
 
 
 def _new_id(workflow: Workflow, args: dict[str, Any], root: Path) -> str:
