@@ -253,6 +253,7 @@ class LiveView:
             model = self._models[agent] = _agent_model(self.record_dir, self.state.attempt, agent)
         with self.lock:
             self.state.agents[agent] = AgentRow(agent, harness, model, label, turn, time.time())
+        self.redraw()  # an agent's work takes a while: show it at once, not at the next tick
 
     def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None:
         pass  # the agent's line stays; the record and `awf logs` tell the rest
