@@ -58,5 +58,6 @@ def test_the_pages_examples_run_as_written(page: Path, tmp_path: Path):
 
 
 def test_every_concept_has_a_page():
-    for name in ("runs", "stages", "durability", "redo", "start-part-way", "changing-code", "cli"):
+    for name in ("runs", "stages", "durability", "redo", "start-part-way", "changing-code", "events", "agents",
+                 "cli"):
         assert (DOCS / f"{name}.md").exists(), name
