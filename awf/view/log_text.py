@@ -148,6 +148,26 @@ def _turn(entry: dict[str, Any]) -> str:
     return text + ")"
 
 
+def _take(entry: dict[str, Any]) -> str:
+    return f"took event {entry.get('name')} ({entry.get('event')}) for {entry.get('wait')}"
+
+
+def _race(entry: dict[str, Any]) -> str:
+    return f"race {entry.get('wait')} won by {entry.get('winner')}"
+
+
+def _timer(entry: dict[str, Any]) -> str:
+    return f"timer {entry.get('wait')} due {entry.get('due')}"
+
+
+def _redo(entry: dict[str, Any]) -> str:
+    return f"redo from stage {entry.get('stage')}"
+
+
+def _redo_reached(entry: dict[str, Any]) -> str:
+    return f"redo reached stage {entry.get('stage')} (marked in attempt {entry.get('redo_attempt')})"
+
+
 def _other(entry: dict[str, Any]) -> str:
     rest = {key: value for key, value in entry.items() if key not in ("version", "kind", "at", "attempt")}
     return f"{entry.get('kind')} {json.dumps(rest, ensure_ascii=False)}"
@@ -166,4 +186,9 @@ _KINDS: dict[str, Callable[[dict[str, Any]], str]] = {
     "agent": _agent,
     "agent-process": _agent_process,
     "turn": _turn,
+    "take": _take,
+    "race": _race,
+    "timer": _timer,
+    "redo": _redo,
+    "redo-reached": _redo_reached,
 }
