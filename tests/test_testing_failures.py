@@ -118,3 +118,12 @@ def test_a_script_that_is_not_a_reply_is_refused_at_once():
         run_workflow(ask, agents={"helper": "hello"})
     with pytest.raises(TypeError, match="entry 2 is"):
         run_workflow(ask, agents={"helper": [answer("a"), {"word": "b"}]})
+
+
+def test_a_run_awf_run_would_refuse():
+    with pytest.raises(Failure, match=re.escape(
+            "awf run would refuse this run: --from-stage reveiw: the workflow never reaches that stage")):
+        run_workflow(fix_issue, args={"issue": ISSUE}, from_stage="reveiw")
+    with pytest.raises(Failure, match=re.escape("stage plan: $: 'branch' is a required property")):
+        run_workflow(fix_issue, args={"issue": ISSUE}, from_stage="review",
+                     values={"plan": {"steps": []}, "implement": BUILT_VALUE})

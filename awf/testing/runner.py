@@ -18,6 +18,7 @@ from ..engine.attempt import Ending, generated_id, run_attempt
 from ..engine.errors import Refusal
 from ..engine.request import RunRequest
 from ..engine.workflow import Workflow
+from ..record.errors import RecordError
 from ..record.files import write_json
 from ..record.layout import RunPaths, run_root_for
 from ..record.names import id_problem
@@ -39,8 +40,8 @@ def run_workflow(workflow: Workflow, *, args: Mapping[str, Any] | None = None, e
     `recorded(PATH)`) makes the attempt a continue over those stage records. `from_stage` and
     `values` are `--from-stage` and `--values`. `agents` maps agent keys or globs to scripts.
     The run works in `cwd` (a new temporary folder by default) and is kept under `run_root` (a new
-    temporary folder by default). Raises Failure when the test is wrong or the run stalls for
-    `stall` seconds; Refusal or LoadError as `awf run` would refuse.
+    temporary folder by default). Raises Failure when the test is wrong, the run stalls for
+    `stall` seconds, or `awf run` would refuse the run (a `from_stage` never reached, bad values).
     """
     book = ScriptBook(agents)
     run = _attempt(workflow, book, args=args, earlier=earlier, from_stage=from_stage, values=values,
@@ -117,10 +118,13 @@ def _attempt(workflow: Workflow, book: ScriptBook, *, args: Mapping[str, Any] | 
     own: set[str] = set()
     if earlier is not None:
         records, own = earlier_records(earlier, workflow)
-        run_id = _new_id(workflow, args, root)
+        run_id = _new_id(workflow, args)
         run_fields = {"workflow": workflow.name, "id": run_id, "argv": [], "cwd": str(work), "sandbox": None,
                       "file": str(Path(target).absolute()), "workflow_version": workflow.version, "args": args}
-        write_earlier(RunPaths(root, workflow.name, run_id), run_fields, records)
+        try:
+            write_earlier(RunPaths(root, workflow.name, run_id), run_fields, records)
+        except RecordError as error:
+            raise Failure(f"earlier: {error}") from None
     values_file = None
     if values is not None:
         values_file = scratch / "values.json"
@@ -128,7 +132,10 @@ def _attempt(workflow: Workflow, book: ScriptBook, *, args: Mapping[str, Any] | 
     request = RunRequest(target=target, run_id=run_id, resume=run_id is not None, timeout=timeout,
                          timeout_text=None if timeout is None else f"{timeout:g}s", cwd=work, run_root=root,
                          from_stage=from_stage, values_file=values_file, workflow=wrapped, args=args)
-    ending = _run(request, book, watch)
+    try:
+        ending = _run(request, book, watch)
+    except Refusal as refusal:
+        raise Failure(f"awf run would refuse this run: {refusal}") from None
     if watch.failure is not None:
         failure = Failure(str(watch.failure))
         raise failure from watch.failure.__cause__
@@ -146,15 +153,15 @@ def _target(workflow: Workflow) -> str:
     return f"{workflow.source_file}:{workflow.name}" if count > 1 else str(workflow.source_file)
 
 
-def _new_id(workflow: Workflow, args: dict[str, Any], root: Path) -> str:
+def _new_id(workflow: Workflow, args: dict[str, Any]) -> str:
     try:
         run_id = workflow.run_id_for(args)
     except Exception as error:
-        raise Refusal(f"the workflow's id(args) failed: {type(error).__name__}: {error}") from None
+        raise Failure(f"the workflow's id(args) failed: {type(error).__name__}: {error}") from error
     run_id = run_id or generated_id()
     problem = id_problem(run_id, "run id")
     if problem:
-        raise Refusal(problem)
+        raise Failure(problem)
     return run_id
 
 
