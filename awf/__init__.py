@@ -7,10 +7,31 @@ part-way goes on with `awf run FILE --id ID --continue`, reusing every stage tha
 
 from __future__ import annotations
 
-from .engine.context import Context
-from .engine.errors import Stop, WorkflowError
-from .engine.workflow import Workflow, workflow
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+# Loaded on first use, so `awf --version` and the commands that only read runs start fast.
+_EXPORTS = {
+    "workflow": "awf.engine.workflow",
+    "Workflow": "awf.engine.workflow",
+    "Context": "awf.engine.context",
+    "Stop": "awf.engine.errors",
+    "WorkflowError": "awf.engine.errors",
+}
+
+if TYPE_CHECKING:
+    from .engine.context import Context
+    from .engine.errors import Stop, WorkflowError
+    from .engine.workflow import Workflow, workflow
+
 __all__ = ["Context", "Stop", "Workflow", "WorkflowError", "__version__", "workflow"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'awf' has no attribute {name!r}")
