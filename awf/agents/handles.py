@@ -100,7 +100,7 @@ class Agent:
         self.harness: Harness | None = None
         self.unavailable: str | None = None  # why no harness can run it: each turn fails with this
         try:
-            self.harness = harness_for(spec.harness)
+            self.harness = harness_for(spec.harness, spec.runtime)
         except NoHarness as error:
             self.unavailable = str(error)
         except Exception as error:  # a harness that cannot be loaded fails turns; it must not crash the attempt
@@ -112,7 +112,8 @@ class Agent:
         self.dir = host.run_dir / "agents" / str(host.attempt) / spec.key
         self.channel = AgentChannel.create(self.dir, run=host.run, attempt=host.attempt, agent=spec.key,
                                            harness=spec.harness)
-        self.session = Session(spec.key, spec.runtime, spec.instructions, spec.cwd, self.dir, self._spawn)
+        self.session = Session(spec.key, spec.runtime, spec.instructions, spec.cwd, self.dir, self._spawn,
+                               run=host.run, attempt=host.attempt, log=host.log)
         self.turns = 0
         self.busy = False
         self.ends = 0  # how many times it was ended: a turn that sees this change was cancelled

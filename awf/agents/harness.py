@@ -59,6 +59,9 @@ class Session:
     spawn_process: Callable[..., AgentProcess] = field(repr=False)
     id: str | None = None  # the harness's session id, once it has one: recorded with each turn
     data: dict[str, Any] = field(default_factory=dict)  # the harness's own state, between turns
+    run: str = ""  # {workflow}/{id}
+    attempt: int = 0
+    log: Path | None = None  # the run's run.jsonl
 
     @property
     def model(self) -> str | None:
@@ -71,6 +74,21 @@ class Session:
         ended with the attempt. A harness starts every process through this."""
         return self.spawn_process(self.key, command, cwd=cwd or self.cwd, env=env, stdin=stdin, stdout=stdout,
                                   stderr=stderr, turn=turn)
+
+
+@dataclass(frozen=True)
+class PaneProgram:
+    """The interactive program a harness runs in a terminal pane (a runtime's "placement": "pane").
+
+    awf starts `command` in the pane with the environment `awf answer` needs (and `env`), pastes
+    each message into it and presses `submit`. The agent answers with `awf answer` from its shell.
+    """
+
+    command: Sequence[str]
+    env: Mapping[str, str] = field(default_factory=dict)  # more environment, over what awf gives
+    submit: tuple[str, ...] = ("Enter",)  # keys pressed after the paste, by tmux's key names
+    ready: Callable[[str], bool] | None = None  # the screen shows it takes input; None: at once
+    settle: float = 0.2  # seconds between the paste and the submit keys, for a program to take the paste
 
 
 class Harness:
@@ -97,6 +115,24 @@ class Harness:
         cancels it when the turn is over: on cancellation, end what this delivery started.
         """
         raise NotImplementedError
+
+    def pane_command(self, session: Session) -> PaneProgram:
+        """The interactive program to start in a pane, for a runtime with "placement": "pane".
+
+        Called each time awf starts the program: the first turn, and again after it exited. A
+        harness that can resume its session (session.id) says so in the command.
+        """
+        raise NotImplementedError(f"the {self.name} harness cannot run in a pane")
+
+    def pane_text(self, session: Session, message: Message, fresh: bool) -> str:
+        """What to paste into the pane for `message`. `fresh`: the program has just been started,
+        so it has not seen the instructions, nor the turn's prompt when this is the recovery prompt."""
+        text = message.text
+        if fresh and message.recovery:
+            text += "\n\nThe turn's prompt was:\n\n" + message.original
+        if fresh and session.instructions:
+            text = session.instructions.rstrip() + "\n\n" + text
+        return text
 
     def close(self, session: Session) -> None:
         """End the agent: its processes, its session. Called after a timeout or cancellation,

@@ -9,6 +9,11 @@ non-zero exit fails the turn, with the exit code and the end of stderr as the re
 has no session: a second turn runs it again, and the recovery prompt runs it again with the
 recovery text followed by the turn's prompt. AWF_AGENT_DIR is the same folder on every turn,
 for a command that keeps notes between them.
+
+In a pane ("placement": "pane"), the command is started once, in a terminal, and each message
+is pasted into its standard input, then Enter and Ctrl-D: a `sys.stdin.read()` returns one
+whole message, and the next read waits for the next one (the recovery prompt, the next turn).
+It answers with `awf answer`; what it prints is on its screen, not taken as an answer.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..record.files import write_atomic
-from .harness import Harness, Message, Session, Stopped
+from .harness import Harness, Message, PaneProgram, Session, Stopped
 
 STDERR_TAIL = 2000
 
@@ -56,6 +61,10 @@ class ExecHarness(Harness):
         if shutil.which(program, path=env.get("PATH")) is None:
             return f"the command {program} is not installed: it is not on PATH; install it, or give its full path"
         return None
+
+    def pane_command(self, session: Session) -> PaneProgram:
+        # Ctrl-D after the message's last line ends a read of the terminal, as the end of a file would.
+        return PaneProgram(command_of(session.runtime), submit=("Enter", "C-d"), settle=0)
 
     async def deliver(self, session: Session, message: Message) -> Stopped:
         n = message.delivery

@@ -14,9 +14,10 @@ import importlib
 import importlib.util
 import pkgutil
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 from .harness import Harness
 
@@ -47,9 +48,18 @@ def routed_to(harness: Harness) -> Iterator[None]:
         _routed.reset(token)
 
 
-def harness_for(name: str) -> Harness:
-    """The harness an agent whose runtime names `name` runs on: the routed one, if any."""
-    return _routed.get() or own_harness(name)
+def harness_for(name: str, runtime: Mapping[str, Any] | None = None) -> Harness:
+    """The harness an agent whose runtime names `name` runs on: the routed one, if any; in a
+    terminal pane when the runtime says "placement": "pane"."""
+    routed = _routed.get()
+    if routed is not None:
+        return routed
+    harness = own_harness(name)
+    if runtime is not None and runtime.get("placement") == "pane":
+        from .panes import PaneHarness
+
+        return PaneHarness(harness)
+    return harness
 
 
 def own_harness(name: str) -> Harness:

@@ -10,6 +10,9 @@ from typing import Any
 
 from ..record.names import id_problem
 
+# Where an agent's program runs: headless (no terminal), or in a terminal pane (awf.agents.panes).
+PLACEMENTS = ("headless", "pane")
+
 
 class AgentError(Exception):
     """A workflow used an agent against its rules: a bad key or runtime, a key reopened with
@@ -63,6 +66,12 @@ def normal_runtime(key: str, runtime: Any) -> dict[str, Any]:
     harness = runtime.get("harness")
     if not isinstance(harness, str) or not harness:
         raise AgentError(f"agent {key}: runtime {dict(runtime)!r} names no harness: give it \"harness\": NAME")
+    placement = runtime.get("placement", "headless")
+    if placement not in PLACEMENTS:
+        raise AgentError(
+            f"agent {key}: placement {placement!r} is not one awf knows: \"headless\" (the default) or \"pane\" "
+            "(a terminal pane you can watch and type into)"
+        )
     try:
         # Recorded in run.jsonl and compared between opens, so it must be plain JSON.
         return json.loads(json.dumps(dict(runtime), allow_nan=False))

@@ -216,3 +216,16 @@ def serve(
     from .wake_command import serve_command
 
     return serve_command(cwd=cwd, run_root=run_root)
+
+
+@app.command()
+def attach(
+    target: Annotated[str, typer.Argument(metavar="WORKFLOW/ID", help="The run.")],
+    agent: Annotated[str | None, typer.Argument(metavar="[AGENT]", help="Show this agent's pane.")] = None,
+    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
+    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
+) -> int:
+    """Show a run's agents' panes in this terminal, to watch them and type to them (tmux; detach: Ctrl-b d)."""
+    from .attach_command import attach_command
+
+    return attach_command(target=target, agent=agent, cwd=cwd, run_root=run_root)

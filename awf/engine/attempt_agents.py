@@ -33,8 +33,12 @@ def end(state: AttemptState) -> None:
 
 
 def name_left_running(paths: RunPaths, attempt: int, observer: Observer) -> None:
-    """Name each agent of an interrupted attempt that still runs, with its pid."""
+    """Name each agent of an interrupted attempt that still runs, with its pid, and the workspace
+    its agents' panes were in."""
     from ..agents.leftovers import left_running
+    from ..agents.workspaces import name_interrupted
 
     for left in left_running(paths.log, [attempt]):
         observer.notice(str(left))
+    for line in name_interrupted(paths.log, attempt, paths.name):
+        observer.notice(line)
