@@ -76,6 +76,6 @@ def _close(view: Any, out: dict[str, Any], code: int) -> int:
 
 
 def _stop(view: Any) -> None:
-    live = getattr(view, "live", None)
-    if live is not None:
-        live.stop()
+    stop = getattr(view, "stop", None)
+    if stop is not None:
+        stop()

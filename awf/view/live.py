@@ -222,6 +222,16 @@ class LiveView:
         self.live = Live(self, console=self.console, refresh_per_second=8, transient=True,
                          redirect_stdout=False, redirect_stderr=False)
         self.live.start()
+        import atexit
+
+        atexit.register(self.stop)  # an error that ends the process early must not leave the block spinning
+
+    def stop(self) -> None:
+        """Stop redrawing, leaving the last frame on the terminal."""
+        if self.live is not None:
+            live, self.live = self.live, None
+            live.transient = False
+            live.stop()
 
     def notice(self, text: str) -> None:
         self._print(f"! {text}", "yellow")
@@ -277,8 +287,8 @@ class LiveView:
             self.state.agents.clear()
             final = render_lines(self.state)
         if self.live is not None:
-            self.live.stop()
-            self.live = None
+            live, self.live = self.live, None
+            live.stop()
         for text, style in final:
             self._print(text, style)
         for line in closing_lines(out, record_dir=self.record_dir, detail=detail, hints=hints):
