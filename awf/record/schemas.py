@@ -35,6 +35,26 @@ def validator(kind: str) -> Callable[[Any], Any]:
     return fastjsonschema.compile(schema, handlers={"https": _load_by_uri})
 
 
+@cache
+def _log_entry_validator(kind: str) -> Callable[[Any], Any]:
+    """The log-entry schema cut down to one kind: its base and the one branch that applies.
+
+    The whole schema tries every kind's branch on every line; a history of thousands of lines
+    is read at each attempt's start, so each line is checked against its own kind alone.
+    """
+    import fastjsonschema
+
+    whole = json.loads(schema_text("log-entry.schema.json"))
+    branches = whole.pop("allOf", [])
+    parts = [whole]
+    for branch in branches:
+        condition = branch.get("if", {}).get("properties", {}).get("kind", {})
+        if condition.get("const") == kind or kind in condition.get("enum", []):
+            parts.append(branch["then"])
+    base = {"$id": whole.pop("$id"), "$schema": whole.pop("$schema")}
+    return fastjsonschema.compile({**base, "allOf": parts}, handlers={"https": _load_by_uri})
+
+
 def readable_problem(error: Exception) -> str:
     """fastjsonschema names the root `data`; people read `$`."""
     message = getattr(error, "message", str(error))
@@ -51,8 +71,12 @@ def check(kind: str, obj: Any, path: Path, where: str = "") -> None:
         )
     import fastjsonschema
 
+    if kind == "log-entry" and isinstance(obj, dict) and isinstance(obj.get("kind"), str):
+        check_with = _log_entry_validator(obj["kind"])
+    else:
+        check_with = validator(kind)
     try:
-        validator(kind)(obj)
+        check_with(obj)
     except fastjsonschema.JsonSchemaValueException as error:
         raise RecordError(path, f"{where}does not fit {kind}.schema.json: {readable_problem(error)}") from None
 
