@@ -44,7 +44,7 @@ SERVER_ENV = "AWF_TMUX_SOCKET"  # the tmux server's name, instead of one derived
 IDLE = 30.0  # seconds a screen may stay the same before the agent counts as stopped
 READY = 60.0  # seconds a program has to show it takes input
 POLL = 0.2
-SCREEN_TAIL = 15  # lines of the last screen in a failed turn's reason
+SCREEN_TAIL = 6  # lines of the last screen in a failed turn's reason
 # The pane's own: what the multiplexer sets in it must not be overwritten by awf's environment.
 _PANE_OWN = ("TERM", "TMUX", "TMUX_PANE", "COLUMNS", "LINES")
 _STATE = "pane"  # the key in session.data
