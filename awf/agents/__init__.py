@@ -13,7 +13,9 @@ Agent), turns (a turn from prompt to outcome, the same for every harness), chann
 `awf answer` writes through), answers (reading and checking an answer), prompts (how-to-answer
 and the recovery prompt), processes (process groups, recorded and ended), leftovers (agents a
 crash left running), registry (finding a harness), harness (the interface below), and one
-module per harness: harness_exec, and later harness_claude, harness_codex.
+module per harness: harness_exec, and later harness_claude, harness_codex. panes (an agent's
+program in a terminal pane), multiplexer and mux_tmux (the terminal multiplexer behind it), and
+workspaces (the panes a run's record names).
 
 Writing a harness
 =================
@@ -56,6 +58,32 @@ the alias `runtime="{name}"` then finds it, with no registration. Its methods:
 Everything else (the answer channel, schema checks, the recovery prompt, deadlines, the
 outcome, the record of the turn, the progress lines) is the turn's, and the same for every
 harness. `harness_exec` is the smallest complete example.
+
+Running in a pane
+=================
+
+A runtime with `"placement": "pane"` runs its agent's interactive program in a terminal pane
+(tmux) that a person can watch and type into (`awf attach`). Placement is not the harness's
+business: `panes.PaneHarness` wraps the harness and does the delivery (start the program in
+a window of the attempt's workspace, paste each message, press its keys, watch the screen and
+the program's exit). A harness that can run in a pane adds one method, and may override another:
+
+- `pane_command(session) -> PaneProgram`: the interactive program to start, as
+  `PaneProgram(command=[...], env={...}, submit=("Enter",), ready=None, settle=0.2)`. `env` is
+  added to what `awf answer` needs (awf writes both into the launcher; no token on a command
+  line). `submit`: the keys (tmux names) pressed after each paste. `ready(screen_text) -> bool`:
+  whether the program's screen shows it takes input; awf waits for it (up to a minute) before the
+  first paste into a program it just started; None pastes at once. `settle`: seconds between the
+  paste and the keys. Called on every start of the program: the first turn, and again after it
+  exited; a harness that can resume its session (`session.id`) puts that in the command. The
+  default raises NotImplementedError: the harness cannot run in a pane, and opening such an
+  agent with `"placement": "pane"` is an AgentError that says so.
+- `pane_text(session, message, fresh) -> str`: what to paste for a message. The default adds
+  `session.instructions` before the text for a program just started (`fresh`), and, for the
+  recovery prompt to a program just started, the turn's prompt after it.
+
+`deliver` and `close` are not used for a pane agent; `spec_problem` and `missing` still are
+(after awf's own checks of the pane settings and of tmux). `exec` implements `pane_command`.
 """
 
 from __future__ import annotations
