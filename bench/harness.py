@@ -51,7 +51,7 @@ class Figure:
     family: str
     label: str
     samples: list[float] = field(default_factory=list)
-    unit: str = "s"  # "s" or "bytes"
+    unit: str = "s"  # "s", "bytes", or "×" for a ratio taken round by round
     baseline: str | None = None
     goal: Goal | None = None
     skipped: str | None = None  # why there is no measurement (a peer not installed, a command not built)
@@ -78,6 +78,8 @@ def ratio_of(figure: Figure, figures: dict[str, Figure]) -> float | None:
 def show(value: float, unit: str) -> str:
     if unit == "bytes":
         return f"{value / MB:.1f} MB"
+    if unit == "×":
+        return f"{value:.2f}×"
     magnitude = abs(value)
     if magnitude >= 1:
         return f"{value:.2f} s"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -54,6 +55,15 @@ def _version(package: str) -> str:
         return "not installed"
 
 
+def _editable_note() -> list[str]:
+    """An editable install adds an import hook that every Python of the environment loads at
+    start-up, `python -c pass` included: it inflates the start-up baseline and flatters ratios."""
+    if not any(name.startswith("__editable___awf") for name in sys.modules):
+        return []
+    return ["note: awf is installed editable here; every Python start pays for its import hook, "
+            "so start-up ratios read lower than with `pip install .`"]
+
+
 def describe(work: Path) -> list[str]:
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return [
@@ -62,4 +72,5 @@ def describe(work: Path) -> list[str]:
         f"python {platform.python_version()} on {platform.system()} {platform.release()}",
         "awf {}, dbos {}, langgraph {}, langgraph-checkpoint-sqlite {}".format(
             *(_version(name) for name in ("awf", "dbos", "langgraph", "langgraph-checkpoint-sqlite"))),
+        *_editable_note(),
     ]
