@@ -125,6 +125,11 @@ def _agent_process(entry: dict[str, Any]) -> str:
     return f"agent {entry.get('agent')}: process {entry.get('pid')}"
 
 
+def _pane(entry: dict[str, Any]) -> str:
+    return (f"agent {entry.get('agent')}: process {entry.get('pid')} in a pane, window {entry.get('window')} of "
+            f"{entry.get('workspace')!r} ({entry.get('multiplexer')} -L {entry.get('server')})")
+
+
 def _turn(entry: dict[str, Any]) -> str:
     where = f"[{entry['stage']}] " if entry.get("stage") else ""
     outcome = entry.get("outcome")
@@ -185,6 +190,7 @@ _KINDS: dict[str, Callable[[dict[str, Any]], str]] = {
     "torn": _torn,
     "agent": _agent,
     "agent-process": _agent_process,
+    "pane": _pane,
     "turn": _turn,
     "take": _take,
     "race": _race,
