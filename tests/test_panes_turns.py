@@ -36,6 +36,9 @@ def test_an_exec_agent_in_a_pane_reads_its_prompt_on_a_terminal_and_answers(pane
     [turn] = panes.entries("a1", "turn")
     assert turn["outcome"] == "answered" and turn["by"] == "awf answer"
     assert panes.workspaces() == [], "an attempt that ended closes its panes"
+    logs = panes.awf("logs", "pane/a1")
+    assert f"agent planner: process {pane['pid']} in a pane, window planner of 'awf pane a1 #1' (tmux -L " \
+           f"{panes.server})" in logs.stdout
     # The token awf answer needs is in a file only its owner reads, not on a command line.
     launcher = panes.agent_dir("a1") / "pane.sh"
     assert launcher.stat().st_mode & 0o077 == 0
