@@ -59,5 +59,5 @@ def test_the_pages_examples_run_as_written(page: Path, tmp_path: Path):
 
 def test_every_concept_has_a_page():
     for name in ("runs", "stages", "durability", "redo", "start-part-way", "changing-code", "events", "agents",
-                 "cli"):
+                 "cli", "panes"):
         assert (DOCS / f"{name}.md").exists(), name
