@@ -48,8 +48,36 @@ def _compiled(text: str) -> Callable[[Any], Any]:
     return fastjsonschema.compile(json.loads(text))
 
 
+# A workflow names the same schema object (or file) at every entry of a stage, and a loop may
+# enter thousands of stages: each is made into a Schema once.
+_loaded: dict[Any, tuple[Any, Schema]] = {}
+
+
 def load_schema(spec: Any, base: Path | None, what: str) -> Schema:
     """Compile `spec`: a JSON Schema dict, or a path to a `.json` file (relative to `base`)."""
+    if isinstance(spec, dict):
+        known = _loaded.get(id(spec))
+        if known is not None and known[0] is spec:
+            return known[1]
+        schema = _load(spec, base, what)
+        _loaded[id(spec)] = (spec, schema)
+        return schema
+    if isinstance(spec, (str, Path)):
+        path = Path(spec) if Path(spec).is_absolute() or base is None else base / spec
+        try:
+            key = (str(path), path.stat().st_mtime_ns)
+        except OSError:
+            return _load(spec, base, what)
+        known = _loaded.get(key)
+        if known is not None:
+            return known[1]
+        schema = _load(spec, base, what)
+        _loaded[key] = (spec, schema)
+        return schema
+    return _load(spec, base, what)
+
+
+def _load(spec: Any, base: Path | None, what: str) -> Schema:
     source = "a dict"
     if isinstance(spec, (str, Path)):
         path = Path(spec)

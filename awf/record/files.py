@@ -54,6 +54,22 @@ def write_json(path: Path, obj: Any) -> None:
     write_atomic(path, json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=2) + "\n")
 
 
+def write_json_lines(path: Path, obj: dict[str, Any]) -> None:
+    """Write a dict a key a line, and a list a item a line, each compact, atomically.
+
+    For files that grow with the run (out.json lists every stage): as easy to read as indented
+    JSON, and written by the C encoder, where indenting falls back to a slower one.
+    """
+    parts = []
+    for key, value in obj.items():
+        if isinstance(value, list) and value:
+            items = ",\n".join(f"    {dumps(item)}" for item in value)
+            parts.append(f"  {dumps(key)}: [\n{items}\n  ]")
+        else:
+            parts.append(f"  {dumps(key)}: {dumps(value)}")
+    write_atomic(path, "{\n" + ",\n".join(parts) + "\n}\n")
+
+
 def append_line(path: Path, obj: Any, *, sync: bool = True) -> int:
     """Append `obj` as one JSON line; return the offset the line starts at.
 

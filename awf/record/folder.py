@@ -16,7 +16,7 @@ from typing import Any
 
 from .clock import now_iso, parse_iso
 from .errors import RecordError
-from .files import append_line, ensure_dir, fsync_dir, write_json
+from .files import append_line, ensure_dir, fsync_dir, write_json, write_json_lines
 from .layout import RunPaths, prepare_root
 from .liveness import is_alive, process_start
 from .log import read_lines, set_torn_tail_aside
@@ -304,4 +304,4 @@ def invalidate(paths: RunPaths, stages: Iterable[str], attempt: int, start: str)
 
 def write_out(paths: RunPaths, out: dict[str, Any]) -> None:
     check("out", out, paths.out)
-    write_json(paths.out, out)
+    write_json_lines(paths.out, out)
