@@ -117,7 +117,7 @@ class Watch(Silent):
         flight = []
         if self.stage:
             flight.append(f"stage {self.stage}")
-        for (agent, turn), (_stage, label) in self.turns.items():
+        for (agent, turn), (_stage, label) in list(self.turns.items()):  # read from the stall watch thread
             flight.append(f'agent {agent}, turn {turn} ("{label}")')
         what = "; ".join(flight) or "no stage and no turn: the workflow's own code, between stages"
         return (f"the run stalled: nothing started or ended for {self.stall:g}s (stall={self.stall:g}); "
