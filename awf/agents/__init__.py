@@ -69,7 +69,7 @@ a window of the attempt's workspace, paste each message, press its keys, watch t
 the program's exit). A harness that can run in a pane adds one method, and may override another:
 
 - `pane_command(session) -> PaneProgram`: the interactive program to start, as
-  `PaneProgram(command=[...], env={...}, submit=("Enter",), ready=None, settle=0.2)`. `env` is
+  `PaneProgram(command=[...], env={...}, submit=("Enter",), ready=None, settle=0.3)`. `env` is
   added to what `awf answer` needs (awf writes both into the launcher; no token on a command
   line). `submit`: the keys (tmux names) pressed after each paste. `ready(screen_text) -> bool`:
   whether the program's screen shows it takes input; awf waits for it (up to a minute) before the

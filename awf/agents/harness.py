@@ -88,7 +88,7 @@ class PaneProgram:
     env: Mapping[str, str] = field(default_factory=dict)  # more environment, over what awf gives
     submit: tuple[str, ...] = ("Enter",)  # keys pressed after the paste, by tmux's key names
     ready: Callable[[str], bool] | None = None  # the screen shows it takes input; None: at once
-    settle: float = 0.2  # seconds between the paste and the submit keys, for a program to take the paste
+    settle: float = 0.3  # seconds between the paste and the submit keys, for a program to take the paste
 
 
 class Harness:

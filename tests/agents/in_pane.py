@@ -23,7 +23,7 @@ PLAN = {
 def runtime(argv):
     return {
         "harness": "exec", "command": [sys.executable, AGENT, *argv], "placement": "pane",
-        "idle": float(os.environ.get("IDLE", "1")), "keep_pane": bool(os.environ.get("KEEP_PANE")),
+        "idle": float(os.environ.get("IDLE", "5")), "keep_pane": bool(os.environ.get("KEEP_PANE")),
     }
 
 
