@@ -432,6 +432,7 @@ def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, obs
     context = Context(state, run_id=paths.id, workflow=workflow.name, cwd=claimed.cwd)
     previous_cwd = Path.cwd()
     os.chdir(claimed.cwd)
+    result = None
     try:
         if preset is not None:
             ending = preset
@@ -478,6 +479,8 @@ def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, obs
         **({"waits": ending.waits} if ending.waits is not None else {}),
     ))
     folder.remove_pid(paths)
+    if result is not None and result.interruptions is not None:
+        result.interruptions.restore()  # a caller in Python gets its own handlers back
     return ending
 
 
@@ -511,6 +514,7 @@ class _Result:
     error: BaseException | None = None
     signal: int | None = None
     timed_out: bool = False
+    interruptions: Interruptions | None = None  # restored once the ending is written
 
 
 def _drive(workflow: Workflow, context: Context, state: AttemptState, args: dict[str, Any],
@@ -534,7 +538,7 @@ def _drive(workflow: Workflow, context: Context, state: AttemptState, args: dict
             result.timed_out = True
             cancel(f"timed out: the attempt passed its deadline ({iso(deadline or 0)})")
 
-        interruptions = Interruptions(on_signal)
+        interruptions = result.interruptions = Interruptions(on_signal)
         interruptions.install()
         watcher = loop.create_task(watch_deadline(deadline, on_deadline)) if deadline else None
         try:
