@@ -94,6 +94,9 @@ def test_a_run_parks_wakes_on_send_parks_again_and_completes_with_no_process_bet
     assert "parked" in first.stderr and "awf send merge/m1 ci --data JSON" in first.stderr
     assert out(merge)["outcome"] == "parked" and out(merge)["waits"][0]["names"] == ["ci"]
     assert gone(pids(merge)[0])
+    listed = merge.awf("runs")
+    assert "parked: ci" in listed.stdout
+    assert json.loads(merge.awf("runs", "--json").stdout)["runs"][0]["waiting"][0]["names"] == ["ci"]
 
     sent = merge.awf("send", "merge/m1", "ci", "--data", '{"passed": true}')
     assert sent.code == 0 and sent.stdout.strip()

@@ -44,6 +44,7 @@ class RunSummary:
     cost: float | None  # the sum of its turns' costs, where any is known
     pid: int | None = None  # the live attempt's process
     process_start: str | None = None  # and its start time, which tells it from a reused pid
+    waiting: list[dict[str, Any]] | None = None  # a parked run: the events and due times it waits on
 
     def as_json(self) -> dict[str, Any]:
         from .clock import iso
@@ -53,6 +54,7 @@ class RunSummary:
             "id": self.id,
             "status": self.status,
             "stage": self.stage,
+            "waiting": self.waiting,
             "attempts": self.attempts,
             "started": self.started,
             "moved": iso(self.moved),
@@ -113,6 +115,7 @@ def summarize(paths: RunPaths) -> RunSummary | None:
     if end is not None:
         summary.status = _text(end, "outcome", log)
         summary.stage = end.get("stage") or end.get("after")
+        summary.waiting = end.get("waits")
         return summary
     _, entered = reader.last("stage-start", after=start_at)
     summary.stage = entered.get("stage") if entered else None

@@ -53,10 +53,19 @@ def columns(headers: list[str], rows: list[list[Any]]) -> str:
     )
 
 
+def _status(summary: RunSummary) -> str:
+    """A parked run says on what: `parked: ci`, `parked: approved or 12:00`."""
+    if not summary.waiting:
+        return summary.status
+    names = sorted({name for wait in summary.waiting for name in wait.get("names") or []})
+    dues = sorted(when(wait["due"]) for wait in summary.waiting if wait.get("due"))
+    return f"{summary.status}: {' or '.join(names + [due[-5:] for due in dues])}"
+
+
 def listing(summaries: Iterable[RunSummary], now: float | None = None) -> str:
     now = time.time() if now is None else now
     rows = [
-        [s.workflow, s.id, s.status, s.stage or "-", s.attempts, when(s.started), ago(now - s.moved), money(s.cost)]
+        [s.workflow, s.id, _status(s), s.stage or "-", s.attempts, when(s.started), ago(now - s.moved), money(s.cost)]
         for s in summaries
     ]
     headers = ["workflow", "id", "status", "stage", "attempts", "started", "moved", "cost"]
