@@ -181,6 +181,11 @@ class Context:
             record = self._record(name, "succeeded", value=decision.value, schema=schema, summary=summary,
                                   started=None, origin="provided")
             folder.write_stage_record(state.paths, record)
+        if decision.how == "reused":
+            # Not fsynced: it only tells a watcher; the record it names is already durable.
+            folder.append_line(state.paths.log, folder.entry(
+                "stage-reused", attempt=state.attempt, stage=name, recorded_by=(record or {}).get("attempt")),
+                sync=False)
         state.stage_list.append({"stage": name, "how": decision.how, "outcome": "succeeded",
                                  "attempt": (record or {}).get("attempt", state.attempt)})
         state.observer.stage_reused(name, decision.value, record, decision.how)

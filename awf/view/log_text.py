@@ -65,6 +65,10 @@ def _stage_start(entry: dict[str, Any]) -> str:
     return f"▸ {entry.get('stage')}"
 
 
+def _stage_reused(entry: dict[str, Any]) -> str:
+    return f"↺ {entry.get('stage')} reused, as attempt {entry.get('recorded_by')} recorded it"
+
+
 def _stage(entry: dict[str, Any]) -> str:
     record = entry.get("record") or {}
     name = entry.get("stage")
@@ -183,6 +187,7 @@ _KINDS: dict[str, Callable[[dict[str, Any]], str]] = {
     "attempt-start": _attempt_start,
     "stage-start": _stage_start,
     "stage": _stage,
+    "stage-reused": _stage_reused,
     "start-point": _start_point,
     "invalidated": _invalidated,
     "log": _log,

@@ -89,6 +89,8 @@ class Replay:
         elif kind == "start-point":
             self._reused([name for name, record in self.earlier.items()
                           if name not in self.invalidated and record.get("outcome") == "succeeded"])
+        elif kind == "stage-reused":
+            self._reused([entry["stage"]])
         elif kind == "stage-start":
             self.stage = entry["stage"]
             view.stage_started(entry["stage"], None)
