@@ -1,0 +1,83 @@
+"""How a test points the real `claude` and `codex` at the fake model, and nowhere else.
+
+Both CLIs are found as awf finds them: the path in AWF_CLAUDE / AWF_CODEX, else on PATH.
+`.ci/install-agent-clis DIR` installs the pinned versions.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+FAKE_KEY = "sk-fake-model-key"
+CODEX_KEY_VARIABLE = "FAKE_MODEL_API_KEY"
+
+# Inherited settings that would send a CLI to a real provider or change how it authenticates.
+_FOREIGN = ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL",
+            "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
+            "CLAUDE_CODE_USE_FOUNDRY", "CLAUDE_CONFIG_DIR", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME")
+
+
+def find(name: str) -> str | None:
+    """The program awf would run for `name` ("claude" or "codex"), or None when it is not installed."""
+    configured = os.environ.get(f"AWF_{name.upper()}")
+    if configured:
+        return configured if os.access(configured, os.X_OK) else None
+    return shutil.which(name)
+
+
+def require(name: str) -> str:
+    """The program's path; skips the test, saying how to install it, when it is missing."""
+    program = find(name)
+    if program is None:
+        pytest.skip(f"{name} is not installed: run `.ci/install-agent-clis DIR` and put its output on PATH "
+                    f"(or set AWF_{name.upper()})")
+    return program
+
+
+def base_env() -> dict[str, str]:
+    """The test process's environment without anything that points a CLI at a real provider."""
+    return {key: value for key, value in os.environ.items() if key not in _FOREIGN}
+
+
+def claude_env(url: str, home: Path) -> dict[str, str]:
+    """Settings that send Claude Code to the fake model at `url`, with its config and transcripts under `home`.
+
+    HOME is its config folder (~/.claude.json, ~/.claude/projects/...); the API key means no login;
+    the rest keep it from calling anything but the model (telemetry, updates, error reports, the
+    start-up hello) and make failures quick (one retry, a short request timeout).
+    """
+    return {"HOME": str(home), "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": FAKE_KEY,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
+            "CLAUDE_CODE_MAX_RETRIES": "1", "API_TIMEOUT_MS": "20000"}
+
+
+def codex_env(home: Path) -> dict[str, str]:
+    """Codex keeps its config, sessions and state under CODEX_HOME; the provider reads its key from the env."""
+    return {"CODEX_HOME": str(home), CODEX_KEY_VARIABLE: FAKE_KEY}
+
+
+def codex_config(url: str, *, retries: int = 1, idle_ms: int = 20000) -> list[str]:
+    """`-c` options (they go before `exec`'s `resume`) that define a provider for the fake model and use it.
+
+    Also turned off: plugins and analytics, the two things that reach for other hosts at start-up.
+    `retries` bounds codex's own retries of a failed request and of a broken stream; it does not
+    bound its endless reconnecting when the server cannot be reached at all.
+    """
+    settings = {
+        "model_provider": '"fake"',
+        "model_providers.fake.name": '"fake model"',
+        "model_providers.fake.base_url": f'"{url}/v1"',
+        "model_providers.fake.wire_api": '"responses"',
+        "model_providers.fake.env_key": f'"{CODEX_KEY_VARIABLE}"',
+        "model_providers.fake.request_max_retries": str(retries),
+        "model_providers.fake.stream_max_retries": str(retries),
+        "model_providers.fake.stream_idle_timeout_ms": str(idle_ms),
+        "features.plugins": "false",
+        "analytics.enabled": "false",
+    }
+    return [part for key, value in settings.items() for part in ("-c", f"{key}={value}")]
