@@ -52,7 +52,10 @@ def run(config: Config, work: Path, say: Callable[[str], None]) -> list[Figure]:
     for name, family in families():
         started = time.monotonic()
         say(f"{name}…")
-        figures += family(session)
+        try:
+            figures += family(session)
+        except Exception as problem:  # a bug in one family is reported in the table; the others still run
+            figures.append(Figure(name, name, "(the whole family)", error=f"{type(problem).__name__}: {problem}"))
         say(f"{name}: {time.monotonic() - started:.0f} s")
     return figures
 

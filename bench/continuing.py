@@ -59,8 +59,10 @@ def per_reused(samples: dict[str, Series], size: int) -> Series:
 
 def marginal(session: Session, small: int, large: int) -> Series:
     """What one more reused stage adds to a continue, from continues of two sizes."""
-    a, b = continue_runs(session, small), continue_runs(session, large)
-    return combine(lambda x, y: (y.seconds - x.seconds) / (large - small), a["continue"], b["continue"])
+    a, b = continue_runs(session, small)["continue"], continue_runs(session, large)["continue"]
+    if not isinstance(a, BenchError) and not isinstance(b, BenchError):
+        a, b = a[: len(b)], b[: len(a)]  # the larger size may have fewer samples: pair the first ones
+    return combine(lambda x, y: (y.seconds - x.seconds) / (large - small), a, b)
 
 
 def peer_resume(session: Session, peer: str, size: int) -> Series:

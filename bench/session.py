@@ -68,7 +68,7 @@ class Config:
     @classmethod
     def tiny(cls) -> Config:
         """Every benchmark once at toy sizes: what the tests run so the code cannot rot."""
-        return cls(stages=4, scale=(2, 4, 8), runs=12, repeats=1, large_repeats=1, startup_repeats=1)
+        return cls(stages=4, scale=(2, 4, 8), runs=12, repeats=2, large_repeats=1, startup_repeats=1)
 
     def repeats_at(self, size: int) -> int:
         return self.repeats if size <= self.stages else self.large_repeats
