@@ -68,7 +68,20 @@ def codex_config(url: str, *, retries: int = 1, idle_ms: int = 20000) -> list[st
     `retries` bounds codex's own retries of a failed request and of a broken stream; it does not
     bound its endless reconnecting when the server cannot be reached at all.
     """
-    settings = {
+    settings = _codex_settings(url, retries, idle_ms)
+    return [part for key, value in settings.items() for part in ("-c", f"{key}={value}")]
+
+
+def write_codex_config(home: Path, url: str, *, retries: int = 1, idle_ms: int = 20000) -> None:
+    """The same settings as a user's $CODEX_HOME/config.toml, for the plain "codex" runtime."""
+    home.mkdir(parents=True, exist_ok=True)
+    lines = [f"{key} = {value}" for key, value in _codex_settings(url, retries, idle_ms).items()]
+    (home / "config.toml").write_text("\n".join(lines) + "\n")
+
+
+def _codex_settings(url: str, retries: int, idle_ms: int) -> dict[str, str]:
+    """Dotted keys and TOML values."""
+    return {
         "model_provider": '"fake"',
         "model_providers.fake.name": '"fake model"',
         "model_providers.fake.base_url": f'"{url}/v1"',
@@ -80,4 +93,3 @@ def codex_config(url: str, *, retries: int = 1, idle_ms: int = 20000) -> list[st
         "features.plugins": "false",
         "analytics.enabled": "false",
     }
-    return [part for key, value in settings.items() for part in ("-c", f"{key}={value}")]

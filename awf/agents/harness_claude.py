@@ -1,0 +1,151 @@
+"""The `claude` runtime: Claude Code (`claude -p`), headless, one process a delivery.
+
+    runtime="claude"                      # {"harness": "claude"}: the model "sonnet"
+    runtime={"harness": "claude", "model": "opus", "effort": "high",
+             "permission_mode": "acceptEdits", "extra_args": ["--add-dir", "../shared"]}
+
+A delivery runs `claude -p --output-format stream-json --verbose` in the agent's cwd with the
+message on stdin, the agent's instructions as an appended system prompt, and permission to run
+`awf answer` (`--allowedTools "Bash(awf answer:*)"`), on top of whatever the permission mode and
+the user's own Claude Code settings allow. The session id comes from the stream; the next
+delivery of the agent (the recovery prompt, the next turn) resumes it with `--resume`.
+
+Tokens and cost come from the stream's result line: Claude Code prices its own use. On a resumed
+session that line's `total_cost_usd` counts the whole session, so a delivery's cost is what
+`model_usage_since_last_result` says (or the difference from the last delivery's total).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from .harness import Harness, Message, Session, Stopped
+from .headless import Ran, failure, find_program, run_delivery
+
+DEFAULT_MODEL = "sonnet"  # Claude Code's name for its latest Sonnet
+TESTED_VERSION = "2.1.332"
+VARIABLE = "AWF_CLAUDE"
+INSTALL = "Install Claude Code (npm install -g @anthropic-ai/claude-code)"
+ANSWER_RULE = "Bash(awf answer:*)"
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+
+
+class ClaudeHarness(Harness):
+    name = "claude"
+    answer_hint = (
+        "In Claude Code, pass the answer as one argument: awf answer '<the answer>' (quote it for the shell). "
+        "The permission awf gives you covers that form; a here-document or a pipe is refused."
+    )
+    # After `awf answer`, Claude Code writes its last words and the result line (tokens, cost).
+    answer_grace = 10.0
+
+    def spec_problem(self, runtime: dict[str, Any]) -> str | None:
+        model = runtime.get("model", DEFAULT_MODEL)
+        if model is not None and (not isinstance(model, str) or not model):
+            return f'"model" is a model\'s name or alias ("sonnet", "opus", "claude-sonnet-4-5"), not {model!r}'
+        effort = runtime.get("effort")
+        if effort is not None and effort not in EFFORTS:
+            return f'"effort" is one of {", ".join(EFFORTS)}, not {effort!r}'
+        mode = runtime.get("permission_mode")
+        if mode is not None and (not isinstance(mode, str) or not mode):
+            return f'"permission_mode" is a Claude Code permission mode ("acceptEdits", "plan", ...), not {mode!r}'
+        return _args_problem(runtime)
+
+    def missing(self, session: Session, env: Mapping[str, str]) -> str | None:
+        return find_program("claude", VARIABLE, env, INSTALL)[1]
+
+    async def deliver(self, session: Session, message: Message) -> Stopped:
+        program, problem = find_program("claude", VARIABLE, message.env, INSTALL)
+        if program is None:
+            return Stopped(failed=problem)
+        ran = await run_delivery(session, message, self.command(program, session), message.text)
+        init = next((e for e in ran.of("system") if e.get("subtype") == "init"), None)
+        results = ran.of("result")
+        session_id = (results[-1] if results else init or {}).get("session_id")
+        if isinstance(session_id, str) and session_id:
+            session.id = session_id
+        if not results:
+            return Stopped(failed=failure("claude", program, ran, TESTED_VERSION, _unknown_option))
+        result = results[-1]
+        usage, cost = _account(session, message, result, init)
+        if result.get("is_error"):
+            return Stopped(failed=_error_reason(result, ran), usage=usage, cost=cost)
+        structured = result.get("structured_output")
+        text = json.dumps(structured) if structured is not None else result.get("result")
+        return Stopped(text=text if isinstance(text, str) else None, usage=usage, cost=cost)
+
+    def command(self, program: str, session: Session) -> list[str]:
+        runtime = session.runtime
+        command = [program, "-p", "--output-format", "stream-json", "--verbose", "--allowedTools", ANSWER_RULE]
+        model = runtime.get("model", DEFAULT_MODEL)
+        if model:
+            command += ["--model", model]
+        if runtime.get("effort"):
+            command += ["--effort", runtime["effort"]]
+        if runtime.get("permission_mode"):
+            command += ["--permission-mode", runtime["permission_mode"]]
+        if session.instructions:
+            command += ["--append-system-prompt", session.instructions]
+        if session.id:
+            command += ["--resume", session.id]
+        return command + list(runtime.get("extra_args") or [])
+
+
+def _unknown_option(stderr: str) -> bool:
+    return "unknown option" in stderr
+
+
+def _args_problem(runtime: dict[str, Any]) -> str | None:
+    extra = runtime.get("extra_args")
+    if extra is not None and not (isinstance(extra, list) and all(isinstance(arg, str) for arg in extra)):
+        return f'"extra_args" is a list of the CLI\'s own arguments, as strings, not {extra!r}'
+    return None
+
+
+def _error_reason(result: dict[str, Any], ran: Ran) -> str:
+    said = str(result.get("result") or "").strip() or "; ".join(map(str, result.get("errors") or [])) or "an error"
+    if "/login" in said or "not logged in" in said.lower():
+        return f"claude is not logged in: run `claude` and /login, or set ANTHROPIC_API_KEY (Claude Code said: {said})"
+    status = result.get("api_error_status")
+    return f"claude: {said}" + (f" (HTTP {status} from the model's API)" if status and str(status) not in said else "")
+
+
+def _account(session: Session, message: Message, result: dict[str, Any],
+             init: dict[str, Any] | None) -> tuple[dict[str, Any], float | None]:
+    """This turn's tokens so far (all its deliveries) and this delivery's cost."""
+    raw = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+    fresh, read, write, out = (_int(raw.get(key)) for key in (
+        "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"))
+    tokens = {"input": fresh + read + write, "cached": read, "cache_write": write, "output": out}
+    data = session.data
+    if data.get("turn") == message.turn:
+        tokens = {key: value + data["tokens"].get(key, 0) for key, value in tokens.items()}
+    data["turn"], data["tokens"] = message.turn, tokens
+
+    since = result.get("model_usage_since_last_result")
+    total = result.get("total_cost_usd")
+    cost: float | None = None
+    if isinstance(since, dict):
+        cost = sum(float(each.get("costUSD") or 0.0) for each in since.values() if isinstance(each, dict))
+    elif isinstance(total, (int, float)):
+        cost = max(float(total) - data.get("session_cost", 0.0), 0.0)
+    if isinstance(total, (int, float)):
+        data["session_cost"] = float(total)
+
+    models = [name for name in (since if isinstance(since, dict) else result.get("modelUsage") or {})]
+    model = models[0] if len(models) == 1 else (init or {}).get("model") or session.runtime.get("model")
+    usage: dict[str, Any] = {"model": model, **tokens}
+    if len(models) > 1:
+        usage["models"] = models
+    if cost is None:
+        usage["cost_unknown"] = "Claude Code's result line gave no cost"
+    return usage, cost
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+HARNESS = ClaudeHarness

@@ -1,0 +1,198 @@
+"""The `codex` runtime: the Codex CLI (`codex exec`), headless, one process a delivery.
+
+    runtime="codex"                       # {"harness": "codex"}: DEFAULT_MODEL, workspace-write
+    runtime={"harness": "codex", "model": "gpt-5.5", "effort": "high", "sandbox": "read-only",
+             "extra_args": ["-c", "model_verbosity=\"low\""], "reconnect_limit": 60}
+
+A delivery runs `codex exec --json --skip-git-repo-check` in the agent's cwd with the message on
+stdin, the sandbox the runtime asks for (default workspace-write, with the agent's folder in the
+run's record writable too, so `awf answer` can write there), `--model`, and the agent's
+instructions as developer instructions on the thread's first delivery. The thread id comes from
+`thread.started`; the next delivery resumes it (`codex exec [options] resume ID`).
+
+Codex reports tokens, not cost: `turn.completed` counts the whole thread, so a delivery's tokens
+are the difference from the last one's; awf prices them with genai-prices (a model it has no
+price for gets a cost of null and the reason why).
+
+Codex never gives up on a model it cannot reach: it prints "Reconnecting..." and tries again,
+forever. A delivery that has only reconnected for `reconnect_limit` seconds (default 30) is ended,
+and the turn fails with codex's own words.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from .harness import Harness, Message, Session, Stopped
+from .headless import failure, find_program, run_delivery
+
+DEFAULT_MODEL = "gpt-6.1-sol"
+TESTED_VERSION = "0.171.0"
+VARIABLE = "AWF_CODEX"
+INSTALL = "Install the Codex CLI (npm install -g @openai/codex)"
+SANDBOXES = ("read-only", "workspace-write", "danger-full-access")
+DEFAULT_SANDBOX = "workspace-write"
+RECONNECT_LIMIT = 30.0
+
+
+class CodexHarness(Harness):
+    name = "codex"
+    # After `awf answer`, codex writes its last message and turn.completed (the tokens).
+    answer_grace = 10.0
+
+    def spec_problem(self, runtime: dict[str, Any]) -> str | None:
+        model = runtime.get("model", DEFAULT_MODEL)
+        if model is not None and (not isinstance(model, str) or not model):
+            return f'"model" is a model\'s name ("gpt-5.5"), or null for codex\'s own default, not {model!r}'
+        effort = runtime.get("effort")
+        if effort is not None and (not isinstance(effort, str) or not effort):
+            return f'"effort" is a reasoning effort ("low", "medium", "high"), not {effort!r}'
+        sandbox = runtime.get("sandbox", DEFAULT_SANDBOX)
+        if sandbox not in SANDBOXES:
+            return f'"sandbox" is one of {", ".join(SANDBOXES)}, not {sandbox!r}'
+        limit = runtime.get("reconnect_limit", RECONNECT_LIMIT)
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0:
+            return f'"reconnect_limit" is a number of seconds above zero, not {limit!r}'
+        extra = runtime.get("extra_args")
+        if extra is not None and not (isinstance(extra, list) and all(isinstance(arg, str) for arg in extra)):
+            return f'"extra_args" is a list of the CLI\'s own arguments, as strings, not {extra!r}'
+        return None
+
+    def missing(self, session: Session, env: Mapping[str, str]) -> str | None:
+        return find_program("codex", VARIABLE, env, INSTALL)[1]
+
+    async def deliver(self, session: Session, message: Message) -> Stopped:
+        program, problem = find_program("codex", VARIABLE, message.env, INSTALL)
+        if program is None:
+            return Stopped(failed=problem)
+        watch = _Reconnects(float(session.runtime.get("reconnect_limit", RECONNECT_LIMIT)))
+        ran = await run_delivery(session, message, self.command(program, session), message.text, watch=watch)
+        started = ran.of("thread.started")
+        if started and isinstance(started[0].get("thread_id"), str):
+            session.id = started[0]["thread_id"]
+        usage, cost = _account(session, message, ran.of("turn.completed"))
+        if ran.ended_because:
+            return Stopped(failed=ran.ended_because, usage=usage, cost=cost)
+        failed = ran.of("turn.failed")
+        if failed:
+            return Stopped(failed=_error_reason(failed[-1]), usage=usage, cost=cost)
+        if not ran.of("turn.completed"):
+            unknown = ("unexpected argument", "unrecognized subcommand", "invalid value")
+            return Stopped(failed=failure("codex", program, ran, TESTED_VERSION,
+                                          lambda text: any(words in text for words in unknown)),
+                           usage=usage, cost=cost)
+        said = [e["item"].get("text") for e in ran.of("item.completed")
+                if isinstance(e.get("item"), dict) and e["item"].get("type") == "agent_message"]
+        text = said[-1] if said and isinstance(said[-1], str) else None
+        return Stopped(text=text, usage=usage, cost=cost)
+
+    def command(self, program: str, session: Session) -> list[str]:
+        runtime = session.runtime
+        sandbox = runtime.get("sandbox", DEFAULT_SANDBOX)
+        # No login shell: a profile that sets PATH would hide the `awf` awf puts first on it.
+        command = [program, "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox,
+                   "-c", "allow_login_shell=false"]
+        if sandbox == "workspace-write":
+            command += ["--add-dir", str(session.dir)]  # where `awf answer` writes the answer
+        model = runtime.get("model", DEFAULT_MODEL)
+        if model:
+            command += ["--model", model]
+        if runtime.get("effort"):
+            command += ["-c", f"model_reasoning_effort={json.dumps(runtime['effort'])}"]
+        if session.instructions and not session.id:
+            # Once, on the thread's first delivery: a resumed thread has them already.
+            command += ["-c", f"developer_instructions={json.dumps(session.instructions)}"]
+        command += list(runtime.get("extra_args") or [])
+        if session.id:
+            command += ["resume", session.id]
+        return command
+
+
+class _Reconnects:
+    """Ends a delivery that has done nothing but reconnect for `limit` seconds."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.since: float | None = None
+        self.said = ""
+
+    def __call__(self, event: dict[str, Any] | None) -> str | None:
+        if event is not None:
+            message = event.get("message")
+            if event.get("type") == "error" and isinstance(message, str) and message.startswith("Reconnecting"):
+                self.since = self.since or time.monotonic()
+                self.said = message
+            else:
+                self.since = None  # it got through: whatever comes now is progress
+        if self.since is not None and time.monotonic() - self.since >= self.limit:
+            return (f"codex cannot reach its model: it kept reconnecting for {self.limit:g} s, and awf ended it "
+                    f"(codex said: {self.said})")
+        return None
+
+
+def _error_reason(event: dict[str, Any]) -> str:
+    error = event.get("error")
+    said = str(error.get("message") if isinstance(error, dict) else error or "the turn failed").strip()
+    if "401" in said or "Unauthorized" in said:
+        return f"codex: {said} (log in with `codex login`, or set the API key its model provider reads)"
+    return f"codex: {said}"
+
+
+def _account(session: Session, message: Message,
+             completed: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, float | None]:
+    """This turn's tokens so far (turn.completed counts the thread: take differences) and the
+    cost of this delivery's tokens."""
+    data = session.data
+    if not completed or not isinstance(completed[-1].get("usage"), dict):
+        return None, None
+    now = {key: _int(completed[-1]["usage"].get(key)) for key in ("input_tokens", "cached_input_tokens",
+                                                                   "output_tokens", "reasoning_output_tokens")}
+    before = data.get("thread", {})
+    delta = {key: max(value - before.get(key, 0), 0) for key, value in now.items()}
+    data["thread"] = now
+    tokens = {"input": delta["input_tokens"], "cached": delta["cached_input_tokens"],
+              "output": delta["output_tokens"], "reasoning": delta["reasoning_output_tokens"]}
+    if data.get("turn") == message.turn:
+        tokens = {key: value + data["tokens"].get(key, 0) for key, value in tokens.items()}
+    data["turn"], data["tokens"] = message.turn, tokens
+    model = session.runtime.get("model", DEFAULT_MODEL)
+    cost, why = price(model, delta["input_tokens"], delta["cached_input_tokens"], delta["output_tokens"])
+    usage: dict[str, Any] = {"model": model, **tokens}
+    if why:
+        usage["cost_unknown"] = why
+    return usage, cost
+
+
+def price(model: str | None, input_tokens: int, cached: int, output: int) -> tuple[float | None, str | None]:
+    """US dollars for these tokens of an OpenAI model, by genai-prices; or None and why not."""
+    if not model:
+        return None, "the model is codex's own default, which awf does not know to price"
+    try:
+        from genai_prices import Usage, calc_price  # a large table: loaded only to price a turn
+    except ImportError:
+        return None, "genai-prices is not installed (pip install genai-prices)"
+    try:
+        priced = calc_price(Usage(input_tokens=input_tokens, cache_read_tokens=cached, output_tokens=output),
+                            model_ref=model, provider_id="openai")
+    except LookupError:
+        return None, f"genai-prices {_version()} has no price for {model}"
+    return float(priced.total_price), None
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("genai-prices")
+    except PackageNotFoundError:
+        return "(unknown version)"
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+HARNESS = CodexHarness
