@@ -42,11 +42,12 @@ def test_kill_9_leaves_the_workspace_which_the_next_attempt_names_and_the_next_p
 
         done = panes.awf("run", WORKFLOW, "--id", "c", "--continue", env={"PANE_MODE": "answer"})
         assert done.code == 0, done.stderr
+        [pane] = [entry for entry in panes.entries("c", "pane") if entry["attempt"] == 1]
         named = [line for line in done.stderr.splitlines() if "workspace" in line or "in its pane" in line]
         assert named == [
             f"! attempt 1's agents' panes are still open in the workspace 'awf pane c #1' (tmux -L {panes.server}): "
             "look with `awf attach pane/c`; they close when the next run opens an agent in a pane",
-            f"! agent planner of attempt 1 still runs in its pane (pid {agent}): it may still be changing files",
+            f"! agent planner of attempt 1 still runs in its pane (pid {pane['pid']}): it may still be changing files",
         ]
         assert done.stderr.index("workspace") < done.stderr.index("▸ plan")
         # The continue opened a pane, and closed the workspace of the attempt whose awf was gone.

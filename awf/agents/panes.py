@@ -27,7 +27,8 @@ import os
 import shlex
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from ..record import folder
@@ -44,6 +45,7 @@ SERVER_ENV = "AWF_TMUX_SOCKET"  # the tmux server's name, instead of one derived
 IDLE = 30.0  # seconds a screen may stay the same before the agent counts as stopped
 READY = 60.0  # seconds a program has to show it takes input
 POLL = 0.2
+STATUS_WAIT = 2.0  # seconds to wait for tmux to learn an exit status the launcher did not write
 SCREEN_TAIL = 6  # lines of the last screen in a failed turn's reason
 # The pane's own: what the multiplexer sets in it must not be overwritten by awf's environment.
 _PANE_OWN = ("TERM", "TMUX", "TMUX_PANE", "COLUMNS", "LINES")
@@ -72,6 +74,7 @@ class _Panes:
     mux: Multiplexer
     keep: bool
     idle: float
+    status_file: Path
     pane: Pane | None = None
     command: list[str] = field(default_factory=list)
     kept: list[Pane] = field(default_factory=list)
@@ -140,7 +143,7 @@ class PaneHarness(Harness):
         look: tuple[str, str] | None = None
         quiet_since = time.monotonic()
         while True:
-            screen = panes.mux.screen(pane)
+            screen = await _screen(panes, pane)
             if screen is None:
                 panes.pane = None
                 return Stopped(failed=f"its pane was closed while it worked ({pane.workspace}, window {pane.window})")
@@ -156,7 +159,7 @@ class PaneHarness(Harness):
         assert panes.pane is not None and program.ready is not None
         until = time.monotonic() + READY
         while True:
-            screen = panes.mux.screen(panes.pane)
+            screen = await _screen(panes, panes.pane)
             if screen is None:
                 return Stopped(failed="its pane was closed before its program took input")
             if screen.dead:
@@ -171,7 +174,14 @@ class PaneHarness(Harness):
     def _exited(self, panes: _Panes, screen: Screen) -> Stopped:
         if screen.status == 0 and screen.signal is None:
             return Stopped()  # it ended its work without answering: started again for the recovery prompt
-        how = f"was killed by signal {screen.signal}" if screen.signal else f"exited with code {screen.status}"
+        if screen.signal:
+            how = f"was killed by signal {screen.signal}"
+        elif screen.status is None:
+            how = "exited, with an exit status no one learned"
+        elif screen.status > 128:
+            how = f"exited with code {screen.status} (as a program killed by signal {screen.status - 128} does)"
+        else:
+            how = f"exited with code {screen.status}"
         return Stopped(failed=f"{shlex.join(panes.command)} {how} in its pane{_screen_tail(screen)}")
 
     def _start(self, session: Session, message: Message, panes: _Panes, program: PaneProgram) -> None:
@@ -231,12 +241,40 @@ class PaneHarness(Harness):
         if not isinstance(panes, _Panes):
             runtime = session.runtime
             mux = multiplexer("tmux", server_name(session.dir.parent.parent.parent, env), env)
-            panes = _Panes(mux, keep=bool(runtime.get("keep_pane")), idle=float(runtime.get("idle") or IDLE))
+            panes = _Panes(mux, keep=bool(runtime.get("keep_pane")), idle=float(runtime.get("idle") or IDLE),
+                           status_file=status_file(session))
             session.data[_STATE] = panes
         return panes
 
 
-def _launcher(session: Session, program: PaneProgram, env: Mapping[str, str]) -> Any:
+async def _screen(panes: _Panes, pane: Pane) -> Screen | None:
+    """The pane's screen; for a program that exited, with its exit status.
+
+    The launcher writes the status down: tmux (3.3) sometimes never learns the status of a
+    pane's program. Without the file (the launcher was killed), tmux's, when it comes.
+    """
+    until = time.monotonic() + STATUS_WAIT
+    while True:
+        screen = panes.mux.screen(pane)
+        if screen is None or not screen.dead:
+            return screen
+        try:
+            written = panes.status_file.read_text().strip()
+        except OSError:
+            written = ""
+        if written.isdigit():
+            return replace(screen, status=int(written), signal=None)
+        if screen.status is not None or screen.signal is not None or time.monotonic() > until:
+            return screen
+        await asyncio.sleep(0.02)
+
+
+def status_file(session: Session) -> Path:
+    """Where the launcher writes its program's exit status."""
+    return session.dir / "pane.status"
+
+
+def _launcher(session: Session, program: PaneProgram, env: Mapping[str, str]) -> Path:
     """A script that runs the program with the environment awf gives it, and none of the server's.
 
     A file, not arguments: the token `awf answer` needs stays out of the process list.
@@ -244,6 +282,7 @@ def _launcher(session: Session, program: PaneProgram, env: Mapping[str, str]) ->
     given = {**env, **program.env}
     # The pane lives longer than a turn: `awf answer` finds the turn from the agent's folder.
     given.pop(ENV_TURN, None)
+    status = shlex.quote(str(status_file(session)))
     lines = [
         "#!/bin/sh",
         f"# awf starts agent {session.key}'s program in its pane: this environment, and no other.",
@@ -254,7 +293,13 @@ def _launcher(session: Session, program: PaneProgram, env: Mapping[str, str]) ->
         *(f"export {key}={shlex.quote(value)}" for key, value in sorted(given.items())
           if key not in _PANE_OWN and key.isidentifier()),
         f"cd {shlex.quote(str(session.cwd))} || exit 127",
-        "exec " + shlex.join(program.command),
+        f"rm -f {status}",
+        "# The program gets these signals; this shell stays to write down how it ended.",
+        "trap : HUP INT QUIT TERM",
+        shlex.join(program.command),
+        "code=$?",
+        f'echo "$code" > {status}',
+        'exit "$code"',
     ]
     path = session.dir / "pane.sh"
     write_atomic(path, "\n".join(lines) + "\n")  # readable by its owner only: it holds the token
