@@ -77,7 +77,6 @@ class _Panes:
     status_file: Path
     pane: Pane | None = None
     command: list[str] = field(default_factory=list)
-    kept: list[Pane] = field(default_factory=list)
 
 
 class PaneHarness(Harness):
@@ -222,14 +221,11 @@ class PaneHarness(Harness):
             return
         pane, panes.pane = panes.pane, None
         if panes.keep and not _last_turn_answered(session):
-            panes.kept.append(pane)
+            # Left for a person to read; a later turn of this agent gets a new window.
             if session.log is not None:
-                workflow_id = session.run
-                folder.append_line(session.log, folder.entry(
-                    "log", attempt=session.attempt, message=(
-                        f"agent {session.key}'s pane stays open (keep_pane), in {pane.workspace!r}: "
-                        f"awf attach {workflow_id} {session.key}"),
-                ))
+                folder.append_line(session.log, folder.entry("log", attempt=session.attempt, message=(
+                    f"agent {session.key}'s pane stays open (keep_pane), in {pane.workspace!r}: "
+                    f"awf attach {session.run} {session.key}")))
             return
         start = process_start(pane.pid)
         panes.mux.close_window(pane)
