@@ -325,3 +325,95 @@ def test_awf_codex_that_is_not_a_program_fails_the_turn_saying_so(project: Proje
     assert turn["outcome"] == "failed"
     assert turn["reason"] == (f"codex: AWF_CODEX is {project.path / 'no-such-codex'}, which is not an executable "
                               "file: fix it, or unset it to use codex on PATH")
+
+
+FIX_ISSUE = """
+import awf
+
+PLAN = {"type": "object", "required": ["branch", "steps"], "additionalProperties": False,
+        "properties": {"branch": {"type": "string"}, "steps": {"type": "array", "items": {"type": "string"}}}}
+BUILT = {"type": "object", "required": ["commit"], "properties": {"commit": {"type": "string"}}}
+VERDICT = {"type": "object", "required": ["approved", "findings"], "additionalProperties": False,
+           "properties": {"approved": {"type": "boolean"}, "findings": {"type": "array", "items": {"type": "string"}}}}
+
+
+@awf.workflow(name="fix-issue", description="Plan, build and review a fix.", version="1.0.0",
+              prepare=lambda argv: {"issue": " ".join(argv)})
+async def fix_issue(wf, issue):
+    async def make_plan():
+        planner = await wf.agents.open(key="planner", runtime="claude")
+        turn = await planner.run(prompt=f"Plan a fix for {issue}.", schema=PLAN)
+        if not turn.outcome.answered:
+            wf.stop(f"no plan: {turn.outcome.reason}")
+        return turn.outcome.value
+
+    plan = await wf.stage("plan", make_plan, result=PLAN, summary=lambda p: p["branch"])
+
+    async def build():
+        builder = await wf.agents.open(key="builder", runtime="claude")
+        turn = await builder.run(prompt=f"On {plan['branch']}, carry out: " + "; ".join(plan["steps"]), schema=BUILT)
+        if not turn.outcome.answered:
+            wf.stop(f"not built: {turn.outcome.reason}")
+        return turn.outcome.value
+
+    built = await wf.stage("implement", build, result=BUILT, summary=lambda b: b["commit"])
+
+    async def review():
+        reviewer = await wf.agents.open(key="reviewer", runtime="codex")
+        turn = await reviewer.run(prompt=f"Review commit {built['commit']} on {plan['branch']} as a fix for {issue}.",
+                                  schema=VERDICT)
+        if not turn.outcome.answered:
+            wf.stop(f"no review: {turn.outcome.reason}")
+        return turn.outcome.value
+
+    return await wf.stage("review", review, result=VERDICT)
+"""
+
+
+def test_the_seeds_fix_issue_stops_without_a_review_and_a_continue_reruns_only_the_review(
+        project: Project, model: FakeModel) -> None:
+    Agents(project, "codex", model.url)  # CODEX_HOME with the fake provider
+    home = project.path.parent / "home"
+    project.env.update(claude_env(model.url, home))
+    require("claude")
+    workflow = project.write("fix_issue.py", FIX_ISSUE)
+    model.script(
+        answer(PLAN_VALUE), Text("Planned."),  # planner, claude
+        answer({"commit": "4be1c07"}), Text("Built."),  # builder, claude
+        Text("I read the diff."), Text("Still reading."),  # reviewer, codex: no answer, then none to the nudge
+    )
+    first = project.awf("run", str(workflow), "--id", "212", "--", "#212: dates before 1970 parse as null",
+                        timeout=120)
+    assert first.code == 3, first.stderr
+    assert "■ fix-issue/212 stopped in review (attempt 1, exit 3)" in first.stderr
+    assert [r.api for r in model.conversation] == ["anthropic"] * 4 + ["openai"] * 2
+
+    model.script(answer({"approved": True, "findings": []}), Text("Approved."))
+    second = project.awf("run", str(workflow), "--id", "212", "--continue", timeout=120)
+    assert second.code == 0, second.stderr
+    assert second.out["value"] == {"approved": True, "findings": []}
+    log = project.log("fix-issue", "212")
+    assert [e["agent"] for e in log if e["kind"] == "agent" and e["attempt"] == 2] == ["reviewer"]
+    [review] = [e for e in log if e["kind"] == "turn" and e["attempt"] == 2]
+    assert review["harness"] == "codex" and "4be1c07 on fix/212" in review["prompt"]
+    assert [r.api for r in model.conversation[6:]] == ["openai"] * 2
+    assert not model.left
+
+
+@pytest.mark.parametrize(("page", "argv", "value"), [
+    ("claude.md", ["plan.py", "--id", "212", "--", "#212: dates before 1970 parse as null"], PLAN_VALUE),
+    ("codex.md", ["review.py", "--id", "4be1c07", "--", "4be1c07"], {"approved": True, "findings": []}),
+])
+def test_the_pages_example_runs_on_the_real_cli(project: Project, model: FakeModel, page: str, argv: list[str],
+                                                value: dict[str, Any]) -> None:
+    from test_docs import DOCS, examples
+
+    Agents(project, page.removesuffix(".md"), model.url)
+    for kind, name, text in examples(DOCS / page):
+        if kind == "file":
+            (project.path / name).write_text(text)
+    model.script(answer(value), Text("Done."))
+    done = project.awf("run", *argv, timeout=120)
+
+    assert done.code == 0, done.stderr
+    assert done.out["value"] == value
