@@ -68,7 +68,7 @@ business: `panes.PaneHarness` wraps the harness and does the delivery (start the
 a window of the attempt's workspace, paste each message, press its keys, watch the screen and
 the program's exit). A harness that can run in a pane adds one method, and may override another:
 
-- `pane_command(session) -> PaneProgram`: the interactive program to start, as
+- `pane_command(session, env) -> PaneProgram`: the interactive program to start, as
   `PaneProgram(command=[...], env={...}, submit=("Enter",), ready=None, settle=0.3)`. `env` is
   added to what `awf answer` needs (awf writes both into the launcher; no token on a command
   line). `submit`: the keys (tmux names) pressed after each paste. `ready(screen_text) -> bool`:
@@ -77,7 +77,10 @@ the program's exit). A harness that can run in a pane adds one method, and may o
   paste and the keys. Called on every start of the program: the first turn, and again after it
   exited; a harness that can resume its session (`session.id`) puts that in the command. The
   default raises NotImplementedError: the harness cannot run in a pane, and opening such an
-  agent with `"placement": "pane"` is an AgentError that says so.
+  agent with `"placement": "pane"` is an AgentError that says so. `env` is the environment the
+  program will have, to find it by (as `missing` does).
+- `pane_answer_hint` (class attribute, optional): the `answer_hint` for the agent in a pane,
+  where what it prints is on a screen and never read as an answer (`answer_hint` is not used).
 - `pane_text(session, message, fresh) -> str`: what to paste for a message. The default adds
   `session.instructions` before the text for a program just started (`fresh`), and, for the
   recovery prompt to a program just started, the turn's prompt after it.

@@ -99,6 +99,8 @@ class Harness:
     answer_hint: ClassVar[str | None] = None
     # Once the agent has answered, how long `deliver` may go on before the turn cancels it.
     answer_grace: ClassVar[float] = 2.0
+    # `answer_hint` for the agent in a pane, where what it prints is on a screen, not read.
+    pane_answer_hint: ClassVar[str | None] = None
 
     def spec_problem(self, runtime: dict[str, Any]) -> str | None:
         """What is wrong with `runtime` as the workflow wrote it (checked at open), or None."""
@@ -116,11 +118,12 @@ class Harness:
         """
         raise NotImplementedError
 
-    def pane_command(self, session: Session) -> PaneProgram:
+    def pane_command(self, session: Session, env: Mapping[str, str]) -> PaneProgram:
         """The interactive program to start in a pane, for a runtime with "placement": "pane".
 
         Called each time awf starts the program: the first turn, and again after it exited. A
-        harness that can resume its session (session.id) says so in the command.
+        harness that can resume its session (session.id) says so in the command. `env` is the
+        environment the program will have (as `missing` gets it), to find the program by.
         """
         raise NotImplementedError(f"the {self.name} harness cannot run in a pane")
 

@@ -18,10 +18,12 @@ session that line's `total_cost_usd` counts the whole session, so a delivery's c
 from __future__ import annotations
 
 import json
+import re
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from .harness import Harness, Message, Session, Stopped
+from .harness import Harness, Message, PaneProgram, Session, Stopped
 from .headless import Ran, failure, find_program, run_delivery
 
 DEFAULT_MODEL = "sonnet"  # Claude Code's name for its latest Sonnet
@@ -30,6 +32,7 @@ VARIABLE = "AWF_CLAUDE"
 INSTALL = "Install Claude Code (npm install -g @anthropic-ai/claude-code)"
 ANSWER_RULE = "Bash(awf answer:*)"
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
+_PROMPT_BOX = re.compile(r"^\s*❯(?!\s*\d+\.)", re.M)
 
 
 class ClaudeHarness(Harness):
@@ -40,6 +43,7 @@ class ClaudeHarness(Harness):
     )
     # After `awf answer`, Claude Code writes its last words and the result line (tokens, cost).
     answer_grace = 10.0
+    pane_answer_hint = answer_hint
 
     def spec_problem(self, runtime: dict[str, Any]) -> str | None:
         model = runtime.get("model", DEFAULT_MODEL)
@@ -77,8 +81,30 @@ class ClaudeHarness(Harness):
         return Stopped(text=text if isinstance(text, str) else None, usage=usage, cost=cost)
 
     def command(self, program: str, session: Session) -> list[str]:
+        command = [program, "-p", "--output-format", "stream-json", "--verbose", *self._options(session)]
+        if session.id:
+            command += ["--resume", session.id]
+        return command + list(session.runtime.get("extra_args") or [])
+
+    def pane_command(self, session: Session, env: Mapping[str, str]) -> PaneProgram:
+        """Claude Code's own terminal UI, for "placement": "pane". The session is named as it starts,
+        so a program started again after it exited resumes the conversation."""
+        program = find_program("claude", VARIABLE, env, INSTALL)[0] or "claude"
+        command = [program, *self._options(session)]
+        if session.id:
+            command += ["--resume", session.id]
+        else:
+            session.id = str(uuid.uuid4())
+            command += ["--session-id", session.id]
+        return PaneProgram(command + list(session.runtime.get("extra_args") or []), ready=_takes_input)
+
+    def pane_text(self, session: Session, message: Message, fresh: bool) -> str:
+        # The instructions are its system prompt, and a resumed session has the turn's prompt.
+        return message.text
+
+    def _options(self, session: Session) -> list[str]:
         runtime = session.runtime
-        command = [program, "-p", "--output-format", "stream-json", "--verbose", "--allowedTools", ANSWER_RULE]
+        command = ["--allowedTools", ANSWER_RULE]
         model = runtime.get("model", DEFAULT_MODEL)
         if model:
             command += ["--model", model]
@@ -88,9 +114,12 @@ class ClaudeHarness(Harness):
             command += ["--permission-mode", runtime["permission_mode"]]
         if session.instructions:
             command += ["--append-system-prompt", session.instructions]
-        if session.id:
-            command += ["--resume", session.id]
-        return command + list(runtime.get("extra_args") or [])
+        return command
+
+
+def _takes_input(screen: str) -> bool:
+    """Its prompt box is up: a line starting with ❯, not a choice in a dialog (❯ 1. Yes)."""
+    return _PROMPT_BOX.search(screen) is not None
 
 
 def _unknown_option(stderr: str) -> bool:

@@ -62,7 +62,7 @@ class ExecHarness(Harness):
             return f"the command {program} is not installed: it is not on PATH; install it, or give its full path"
         return None
 
-    def pane_command(self, session: Session) -> PaneProgram:
+    def pane_command(self, session: Session, env: Mapping[str, str]) -> PaneProgram:
         # Ctrl-D after the message's last line ends a read of the terminal, as the end of a file would.
         return PaneProgram(command_of(session.runtime), submit=("Enter", "C-d"), settle=0)
 

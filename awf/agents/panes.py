@@ -82,12 +82,14 @@ class _Panes:
 class PaneHarness(Harness):
     """Runs the agent of another harness in a pane: that harness says what to start, this types to it."""
 
-    answer_hint = None  # what the program prints is on its screen, never taken as its answer
     answer_grace = 0.0  # the program stays for the next turn: nothing to wait for once it answered
 
     def __init__(self, inner: Harness) -> None:
         self.inner = inner
         self.name = inner.name  # type: ignore[misc]  # reasons name the harness the workflow asked for
+        # What the program prints is on its screen, never taken as its answer: the inner harness's
+        # hint for its headless agent may not hold here.
+        self.answer_hint = inner.pane_answer_hint  # type: ignore[misc]
 
     def spec_problem(self, runtime: dict[str, Any]) -> str | None:
         if type(self.inner).pane_command is Harness.pane_command:
@@ -117,7 +119,7 @@ class PaneHarness(Harness):
 
     async def _deliver(self, session: Session, message: Message, panes: _Panes) -> Stopped:
         mux = panes.mux
-        program = self.inner.pane_command(session)
+        program = self.inner.pane_command(session, message.env)
         screen = mux.screen(panes.pane) if panes.pane is not None else None
         fresh = screen is None or screen.dead
         if fresh:
