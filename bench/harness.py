@@ -168,11 +168,15 @@ def run_timed(
 
 def rounds(repeats: int, contenders: dict[str, Callable[[], Any]]) -> dict[str, list[Any] | BenchError]:
     """Each contender `repeats` times, interleaved round by round, so a slow spell of the machine
-    falls on all of them alike. Each call starts from a settled disk. A contender that fails is
-    dropped from later rounds; its error takes the place of its samples."""
+    falls on all of them alike; each round starts with the next contender, so none is always the
+    one that follows another's burst of writes. Each call starts from a settled disk. A contender
+    that fails is dropped from later rounds; its error takes the place of its samples."""
     results: dict[str, list[Any] | BenchError] = {name: [] for name in contenders}
-    for _ in range(repeats):
-        for name, measure in contenders.items():
+    names = list(contenders)
+    for index in range(repeats):
+        turn = index % len(names)
+        for name in names[turn:] + names[:turn]:
+            measure = contenders[name]
             samples = results[name]
             if isinstance(samples, BenchError):
                 continue
