@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import statistics
 import subprocess
-import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -144,22 +144,29 @@ def settle() -> None:
 def run_timed(
     command: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None, expect: Iterable[int] = (0,),
 ) -> Timed:
-    """Run `command` and time it from spawn to exit. Raises BenchError on an unexpected exit code."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        process = subprocess.Popen(
-            list(command), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-        )
-        # wait4 gives this child's own rusage: its peak RSS, not the largest of all children so far.
-        _, status, usage = os.wait4(process.pid, 0)
-        seconds = time.perf_counter() - start
-        process.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        timed = Timed(
-            seconds, usage.ru_maxrss * 1024, process.returncode,
-            out.read().decode(errors="replace"), err.read().decode(errors="replace"),
-        )
+    """Run `command` and time it from spawn to exit. Raises BenchError on an unexpected exit code.
+
+    Its output goes to pipes, as to a terminal: written to a file, it would add writes to the
+    disk whose fsyncs are being measured."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        list(command), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    captured: dict[str, bytes] = {}
+    readers = [threading.Thread(target=lambda name=name, pipe=pipe: captured.__setitem__(name, pipe.read()))
+               for name, pipe in (("out", process.stdout), ("err", process.stderr))]
+    for reader in readers:
+        reader.start()
+    # wait4 gives this child's own rusage: its peak RSS, not the largest of all children so far.
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    for reader in readers:
+        reader.join()
+    for pipe in (process.stdout, process.stderr):
+        pipe.close()  # type: ignore[union-attr]
+    timed = Timed(seconds, usage.ru_maxrss * 1024, process.returncode,
+                  captured.get("out", b"").decode(errors="replace"), captured.get("err", b"").decode(errors="replace"))
     if timed.code not in tuple(expect):
         tail = "\n".join(timed.stderr.strip().splitlines()[-5:])
         raise BenchError(f"`{' '.join(command)}` exited {timed.code}: {tail}")
