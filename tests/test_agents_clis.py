@@ -261,8 +261,6 @@ def test_tokens_and_cost_of_a_turn_answered_in_its_last_message(agents: Agents, 
     assert "1 turn · $" in totals
 
 
-@pytest.mark.xfail(strict=True, reason="the turn keeps a harness's usage only when the agent stopped without "
-                   "answering through awf answer; turns.py drops the delivery's Stopped once the channel settles")
 def test_tokens_and_cost_of_a_turn_answered_through_awf_answer(agents: Agents, model: FakeModel) -> None:
     model.script(answer(PLAN_VALUE), Text("Done."))
     done = agents.run("costed-answer")

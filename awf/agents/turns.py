@@ -161,10 +161,12 @@ class _Conversation:
                 settled = read_outcome(self.folder)
                 if settled is not None:
                     await _let_end(task, harness.answer_grace)
+                    self._count_finished(task)  # what the answered turn used, where the harness says
                     return settled
                 if task.done():
                     settled = read_outcome(self.folder)  # an answer given just as the agent exited
                     if settled is not None:
+                        self._count_finished(task)
                         return settled
                     return _stopped(task, harness.name)
                 if self.deadline is not None and time.time() >= self.deadline:
@@ -187,6 +189,10 @@ class _Conversation:
             if last[:1] in ("{", "["):
                 return last  # meant as the answer, but broken: say what is wrong with it
         return document
+
+    def _count_finished(self, task: asyncio.Future[Any]) -> None:
+        if task.done() and not task.cancelled() and task.exception() is None and isinstance(task.result(), Stopped):
+            self._count(task.result())
 
     def _count(self, stopped: Stopped) -> None:
         if stopped.usage:
@@ -230,7 +236,8 @@ def _finish(agent: Agent, host: Host, talk: _Conversation, settled: dict[str, An
     outcome = _outcome(settled, talk.schema)
     fields: dict[str, Any] = {
         "attempt": host.attempt, "agent": agent.key, "turn": talk.number, "harness": agent.spec.harness,
-        "model": agent.spec.model, "session": agent.session.id, "label": label, "prompt": talk.prompt,
+        "model": agent.spec.model or (talk.usage or {}).get("model"),
+        "session": agent.session.id, "label": label, "prompt": talk.prompt,
         "outcome": outcome.kind, "reason": outcome.reason, "by": settled.get("by"), "nudged": talk.nudged,
         "started": iso(started), "ended": iso(ended), "seconds": round(ended - started, 3),
         "usage": talk.usage, "cost": talk.cost,
