@@ -384,6 +384,11 @@ def test_the_seeds_fix_issue_stops_without_a_review_and_a_continue_reruns_only_t
                         timeout=120)
     assert first.code == 3, first.stderr
     assert "■ fix-issue/212 stopped in review (attempt 1, exit 3)" in first.stderr
+    # The closing block adds up turns and cost by stage and by agent.
+    [stages] = [line for line in first.stderr.splitlines() if line.startswith("  stages:")]
+    [agents] = [line for line in first.stderr.splitlines() if line.startswith("  agents:")]
+    assert stages.startswith("  stages:  plan 1 turn $") and "review 1 turn" in stages
+    assert agents.startswith("  agents:  planner 1 turn $") and "reviewer 1 turn" in agents
     assert [r.api for r in model.conversation] == ["anthropic"] * 4 + ["openai"] * 2
 
     model.script(answer({"approved": True, "findings": []}), Text("Approved."))

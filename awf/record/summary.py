@@ -213,25 +213,29 @@ def _number(entry: dict[str, Any], key: str, log: str) -> int:
     return value
 
 
-def attempt_turns(log: Path, attempt: int) -> tuple[int, float | None]:
-    """How many turns an attempt's agents took, and what they cost where it is known."""
+def attempt_turn_lines(log: Path, attempt: int) -> list[dict[str, Any]]:
+    """The `turn` lines of one attempt."""
     try:
         with open(log, "rb") as handle:
             data = handle.read()
     except OSError:
-        return 0, None
+        return []
     data = data[: data.rfind(b"\n") + 1]
     if b'"turn"' not in data:
-        return 0, None
-    count, total = 0, None
-    for _, entry in _Lines(log, data)._matches("turn", 0):
-        if entry.get("attempt") != attempt:
-            continue
-        count += 1
-        cost = turn_cost(entry)
-        if cost is not None:
-            total = (total or 0.0) + cost
-    return count, total
+        return []
+    return [entry for _, entry in _Lines(log, data)._matches("turn", 0) if entry.get("attempt") == attempt]
+
+
+def add_costs(turns: list[dict[str, Any]]) -> float | None:
+    """What turns cost, where any turn's cost is known."""
+    costs = [cost for cost in map(turn_cost, turns) if cost is not None]
+    return sum(costs) if costs else None
+
+
+def attempt_turns(log: Path, attempt: int) -> tuple[int, float | None]:
+    """How many turns an attempt's agents took, and what they cost where it is known."""
+    turns = attempt_turn_lines(log, attempt)
+    return len(turns), add_costs(turns)
 
 
 def agent_line(log: Path, attempt: int, key: str) -> dict[str, Any] | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..engine.durations import format_duration
 from ..record.clock import parse_iso
-from ..record.summary import attempt_turns
+from ..record.summary import add_costs, attempt_turn_lines, attempt_turns
 
 ENDING_MARKS = {
     "completed": "✓", "parked": "◆", "stopped": "■", "failed": "✗", "timed-out": "✗", "cancelled": "✗",
@@ -49,6 +49,8 @@ def closing_lines(out: dict[str, Any], *, record_dir: Path | None = None, detail
             lines += [f"           {line}" for line in rest]
         lines += [f"  note:    {hint}" for hint in hints or []]
     lines.append(f"  totals:  {totals(out, record_dir)}")
+    if record_dir is not None:
+        lines += breakdown(record_dir / "run.jsonl", out["attempt"])
     if outcome != "completed" and out.get("go_on"):
         lines.append(f"  go on:   {out['go_on']}")
     if record_dir is not None:
@@ -75,6 +77,25 @@ def totals(out: dict[str, Any], record_dir: Path | None) -> str:
         if cost is not None:
             parts.append(f"${cost:.2f}")
     return " · ".join(parts)
+
+
+def breakdown(log: Path, attempt: int) -> list[str]:
+    """The attempt's turns and cost by stage and by agent, when its agents took any turn."""
+    turns = attempt_turn_lines(log, attempt)
+    if not turns:
+        return []
+    lines = []
+    for label, key in (("stages:", "stage"), ("agents:", "agent")):
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for turn in turns:
+            groups.setdefault(turn.get(key) or "(between stages)", []).append(turn)
+        parts = []
+        for name, group in groups.items():
+            cost = add_costs(group)
+            money = f" ${cost:.2f}" if cost is not None else ""
+            parts.append(f"{name} {len(group)} turn{'' if len(group) == 1 else 's'}{money}")
+        lines.append(f"  {label:<9}" + " · ".join(parts))
+    return lines
 
 
 def _between(out: dict[str, Any]) -> str:
