@@ -24,6 +24,9 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+# Which of these exist depends on the typer (and so the click) installed.
+_EXIT = (typer.Exit, *(getattr(click.exceptions, name) for name in ("Exit",) if hasattr(click.exceptions, name)))
+_ABORT = (typer.Abort, *(getattr(click.exceptions, name) for name in ("Abort",) if hasattr(click.exceptions, name)))
 _NO_ARGS = tuple(
     getattr(click.exceptions, name) for name in ("NoArgsIsHelpError", "NoArgsIsHelp") if hasattr(click.exceptions, name)
 )
@@ -49,9 +52,9 @@ def run_app(words: list[str], passthrough: list[str] | None) -> int:
         command = problem.ctx.command_path if problem.ctx else "awf"
         output.error(f"{message}\n  see: {command} --help")
         return 2
-    except (click.exceptions.Exit, typer.Exit) as done:
+    except _EXIT as done:
         return done.exit_code
-    except (click.exceptions.Abort, typer.Abort):
+    except _ABORT:
         return 130
     return code if isinstance(code, int) else 0
 

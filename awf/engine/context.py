@@ -149,7 +149,7 @@ class Context:
                 f"stage {name} was entered inside stage {state.current_stage}: one stage at a time; "
                 "a loop or a parallel goes inside one stage"
             )
-        if name in state.plan.entered:
+        if name in state.plan.entered_names:
             raise WorkflowError(f"stage {name} was entered twice in one attempt: each name once per attempt")
         if work is None or not callable(work):
             raise WorkflowError(f"stage {name}: its work must be a callable (an async def of no arguments)")
@@ -204,7 +204,8 @@ class Context:
                     "redo-reached", attempt=state.attempt, stage=name, redo_attempt=redo.attempt,
                     before_stages=sorted(redo.before_stages), before_waits=sorted(redo.before_waits)))
         else:
-            stale = [stage for stage in state.plan.records if stage not in state.plan.reused]
+            reused = set(state.plan.reused)
+            stale = [stage for stage in state.plan.records if stage not in reused]
             folder.invalidate(state.paths, stale, state.attempt, name)
         folder.append_line(
             state.paths.log, folder.entry("start-point", attempt=state.attempt, stage=name, why=why)

@@ -72,12 +72,15 @@ class StagePlan:
     reached: bool = False
     reused: list[str] = field(default_factory=list)
     entered: list[str] = field(default_factory=list)
+    # The same names as a set: whether a name was entered is asked at every stage.
+    entered_names: set[str] = field(default_factory=set)
     # A run with events: succeeded records are reused for the rest of the run, whatever version.
     events: bool = False
     redo: RedoMark | None = None
 
     def enter(self, name: str, schema: Schema | None) -> Decision:
         self.entered.append(name)
+        self.entered_names.add(name)
         if self.events and self.redo is not None and self.redo.reached:
             return self._after_redo(name, schema)
         if self.reached and not self.events:
@@ -162,7 +165,7 @@ class StagePlan:
 
     def never_reached(self) -> list[str]:
         """Recorded stages this attempt did not enter: where a mistyped or renamed stage hides."""
-        return [name for name in self.records if name not in self.entered]
+        return [name for name in self.records if name not in self.entered_names]
 
 
 def _why_run(record: dict[str, Any] | None) -> str:

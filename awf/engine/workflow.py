@@ -6,6 +6,7 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,7 @@ def _takes_keywords(fn: Callable[..., Any]) -> bool:
     return not (len(params) == 1 and params[0].kind in positional)
 
 
+@cache
 def version_key(version: str | None) -> tuple[int, int] | None:
     """The part of a version whose change makes records stale: the major, or under 0.x the minor."""
     if version is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from .files import ensure_dir, write_atomic
@@ -25,43 +26,43 @@ def prepare_root(root: Path) -> None:
 
 @dataclass(frozen=True)
 class RunPaths:
-    """The files of one run."""
+    """The files of one run. Each path is made once: they are asked for at every stage."""
 
     root: Path
     workflow: str
     id: str
 
-    @property
+    @cached_property
     def workflow_dir(self) -> Path:
         return self.root / self.workflow
 
-    @property
+    @cached_property
     def dir(self) -> Path:
         return self.root / self.workflow / self.id
 
-    @property
+    @cached_property
     def log(self) -> Path:
         return self.dir / "run.jsonl"
 
-    @property
+    @cached_property
     def stages(self) -> Path:
         return self.dir / "stages"
 
     def stage(self, name: str) -> Path:
         return self.stages / f"{name}.json"
 
-    @property
+    @cached_property
     def out(self) -> Path:
         return self.dir / "out.json"
 
-    @property
+    @cached_property
     def pid(self) -> Path:
         return self.dir / "attempt.pid"
 
-    @property
+    @cached_property
     def lock(self) -> Path:
         return self.dir / "attempt.lock"
 
-    @property
+    @cached_property
     def name(self) -> str:
         return f"{self.workflow}/{self.id}"
