@@ -101,12 +101,16 @@ class History:
         return self.last.status if self.last else "interrupted"
 
 
+# What read_history makes of the log; the other kinds (turns, logs, reuse, events) it skips unread.
+HISTORY_KINDS = frozenset({"run", "attempt-start", "attempt-end", "stage-start", "stage", "start-point"})
+
+
 def read_history(paths: RunPaths) -> History:
     """Read the whole log of a run into its attempts."""
     run: dict[str, Any] | None = None
     attempts: dict[int, Attempt] = {}
     stage_entries: list[dict[str, Any]] = []
-    for line in read_lines(paths.log):
+    for line in read_lines(paths.log, kinds=HISTORY_KINDS):
         item = line.entry
         kind = item["kind"]
         if kind == "run":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,11 +27,18 @@ class Line:
         return self.entry["kind"]
 
 
-def read_lines(path: Path, *, start: int = 0, validate: bool = True) -> Iterator[Line]:
-    """The entries of `path` from byte `start` on.
+# awf writes every line with json.dumps's separators, so its kind reads off the bytes.
+_KIND = re.compile(rb'^\{"version": \d+, "kind": "([a-z-]+)"')
+
+
+def read_lines(path: Path, *, start: int = 0, validate: bool = True,
+               kinds: frozenset[str] | None = None) -> Iterator[Line]:
+    """The entries of `path` from byte `start` on (only those of `kinds`, when given).
 
     A last line with no newline is a write a crash cut short: it is skipped. Any other line that
-    does not parse or fit its schema is an error naming the file and the line.
+    does not parse or fit its schema is an error naming the file and the line. With `kinds`, a
+    line that plainly is of another kind is passed over unread: a history of many attempts is
+    read at each one's start, and most of its lines are of no use there.
     """
     try:
         with open(path, "rb") as handle:
@@ -48,6 +56,10 @@ def read_lines(path: Path, *, start: int = 0, validate: bool = True) -> Iterator
             return  # torn by a crash mid-write; the next attempt sets it aside
         if not raw.strip():
             continue
+        if kinds is not None:
+            plain = _KIND.match(raw)
+            if plain is not None and plain.group(1).decode() not in kinds:
+                continue
         where = f"the line at byte {line_offset} "
         try:
             entry = json.loads(raw)
