@@ -90,3 +90,12 @@ def test_files_are_private_and_written_whole(tmp_path: Path):
     assert json.loads(target.read_text()) == {"a": 1}
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_every_folder_made_for_the_record_is_private(tmp_path: Path):
+    from awf.record.files import ensure_dir
+
+    ensure_dir(tmp_path / "a" / "b" / "c")
+    for made in (tmp_path / "a", tmp_path / "a" / "b", tmp_path / "a" / "b" / "c"):
+        assert stat.S_IMODE(made.stat().st_mode) == 0o700, made
+    ensure_dir(tmp_path / "a" / "b" / "c")  # again: nothing to do

@@ -20,8 +20,19 @@ def dumps(obj: Any) -> str:
 
 
 def ensure_dir(path: Path) -> None:
-    """Create `path` and its missing parents with mode 0700."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    """Create `path` and its missing parents, each with mode 0700 (mkdir's `parents` would give
+    the parents the default mode)."""
+    missing = []
+    while not path.is_dir():
+        missing.append(path)
+        if path.parent == path:
+            break
+        path = path.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            pass
 
 
 def fsync_dir(path: Path) -> None:
