@@ -90,14 +90,14 @@ def test_a_hanging_agent_is_ended_by_its_turns_timeout():
 
 def test_a_list_is_one_entry_a_turn_and_a_glob_serves_every_agent_it_matches():
     scripts = {
-        "review-*": [answer(VERDICT_SCHEMA, APPROVED), reply.blocked("out of time")],
-        "review-lead": reply.failed("crashed"),  # an exact key wins over the glob
+        "review:*": [answer(VERDICT_SCHEMA, APPROVED), reply.blocked("out of time")],
+        "review:lead": reply.failed("crashed"),  # an exact key wins over the glob
     }
-    run = run_workflow(reviews, args={"keys": ["review-a", "review-b", "review-lead"]}, agents=scripts)
-    assert run.value == {"review-a": ["answered", "blocked"], "review-b": ["answered", "blocked"],
-                         "review-lead": ["failed", "failed"]}
-    assert [agent.key for agent in run.agents] == ["review-a", "review-b", "review-lead"]
-    assert [(turn.agent, turn.n) for turn in run.turns_of("review-a")] == [("review-a", 1), ("review-a", 2)]
+    run = run_workflow(reviews, args={"keys": ["review:a", "review:b", "review:lead"]}, agents=scripts)
+    assert run.value == {"review:a": ["answered", "blocked"], "review:b": ["answered", "blocked"],
+                         "review:lead": ["failed", "failed"]}
+    assert [agent.key for agent in run.agents] == ["review:a", "review:b", "review:lead"]
+    assert [(turn.agent, turn.n) for turn in run.turns_of("review:a")] == [("review:a", 1), ("review:a", 2)]
 
 
 VERDICT_SCHEMA = {

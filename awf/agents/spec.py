@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..record.names import id_problem
+from ..record.names import agent_key_problem
 
 # Where an agent's program runs: headless (no terminal), or in a terminal pane (awf.agents.panes).
 PLACEMENTS = ("headless", "pane")
@@ -43,7 +43,7 @@ class AgentSpec:
 
 def make_spec(key: Any, runtime: Any, instructions: Any, cwd: Any, base: Path) -> AgentSpec:
     """Check what `wf.agents.open` was given and put it in one form; AgentError when it is wrong."""
-    problem = id_problem(key, "agent key") if isinstance(key, str) else f"an agent key is a string, not {key!r}"
+    problem = agent_key_problem(key) if isinstance(key, str) else f"an agent key is a string, not {key!r}"
     if problem:
         raise AgentError(problem)
     if instructions is not None and not isinstance(instructions, str):

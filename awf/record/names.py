@@ -22,6 +22,20 @@ def id_problem(value: str, what: str = "id") -> str | None:
     return None
 
 
+_AGENT_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:-]{0,127}")
+
+
+def agent_key_problem(value: str) -> str | None:
+    """Why `value` is not a valid agent key, or None. Keys are ids that may also hold ':'
+    (`review:1`, `review:2`), so a family of agents is named, and scripted, together."""
+    if not isinstance(value, str) or not _AGENT_KEY.fullmatch(value):
+        return (
+            f"agent key {value!r} may hold only letters, digits, '.', '_', '@', ':' and '-', "
+            "start with a letter or digit, and be up to 128 characters"
+        )
+    return None
+
+
 def stage_name_problem(value: object) -> str | None:
     """Why `value` is not a valid stage name, or None when it is."""
     if not isinstance(value, str):

@@ -1,7 +1,7 @@
 """Scripted agents: what each agent of a test answers, turn by turn.
 
 A script is one reply, which meets every turn of its agent, or a list of replies, one a turn.
-Scripts are keyed by agent key or by a glob ("review-*"); an exact key wins over a glob, and
+Scripts are keyed by agent key or by a glob ("review:*"); an exact key wins over a glob, and
 an agent two globs match is a mistake in the test. Every problem here is the test's, raised as
 `Failure` (an AssertionError), never a turn's outcome the workflow would have to handle.
 """
@@ -166,7 +166,7 @@ class ScriptBook:
         self.scripts: dict[str, Reply | list[Reply]] = {}
         for key, script in (agents or {}).items():
             if not isinstance(key, str) or not key:
-                raise TypeError(f"agents=: a key is an agent's key or a glob such as 'review-*', not {key!r}")
+                raise TypeError(f"agents=: a key is an agent's key or a glob such as 'review:*', not {key!r}")
             self.scripts[key] = _checked(key, script)
         self.used: dict[tuple[str, str], int] = {}  # (script key, agent key) -> list entries used
 
