@@ -1,4 +1,8 @@
-"""The JSON Schemas of the record's files, compiled once each, on first use."""
+"""The JSON Schemas of the record's files, and the validators that check records against them.
+
+The validators ship pre-generated (awf/record/_validators.py): compiling a schema costs
+milliseconds, and every attempt checks several kinds.
+"""
 
 from __future__ import annotations
 
@@ -20,30 +24,24 @@ def schema_text(name: str) -> str:
     return resources.files("awf.schemas").joinpath(name).read_text(encoding="utf-8")
 
 
-def _load_by_uri(uri: str) -> dict[str, Any]:
+def load_by_uri(uri: str) -> dict[str, Any]:
+    """A schema another one refers to: awf's schemas refer only to each other."""
     if not uri.startswith(SCHEMA_BASE):
         raise ValueError(f"awf's schemas refer only to their own files, not {uri}")
     return json.loads(schema_text(uri.removeprefix(SCHEMA_BASE)))
 
 
-@cache
-def validator(kind: str) -> Callable[[Any], Any]:
-    """The compiled validator of one record kind (`stage`, `log-entry`, `out`, …)."""
-    import fastjsonschema  # deferred: read-only commands that never validate skip the import
-
-    schema = json.loads(schema_text(f"{kind}.schema.json"))
-    return fastjsonschema.compile(schema, handlers={"https": _load_by_uri})
+def log_entry_kinds() -> list[str]:
+    """The kinds of line run.jsonl may hold."""
+    return json.loads(schema_text("log-entry.schema.json"))["properties"]["kind"]["enum"]
 
 
-@cache
-def _log_entry_validator(kind: str) -> Callable[[Any], Any]:
+def log_entry_schema(kind: str) -> dict[str, Any]:
     """The log-entry schema cut down to one kind: its base and the one branch that applies.
 
     The whole schema tries every kind's branch on every line; a history of thousands of lines
     is read at each attempt's start, so each line is checked against its own kind alone.
     """
-    import fastjsonschema
-
     whole = json.loads(schema_text("log-entry.schema.json"))
     branches = whole.pop("allOf", [])
     parts = [whole]
@@ -52,7 +50,42 @@ def _log_entry_validator(kind: str) -> Callable[[Any], Any]:
         if condition.get("const") == kind or kind in condition.get("enum", []):
             parts.append(branch["then"])
     base = {"$id": whole.pop("$id"), "$schema": whole.pop("$schema")}
-    return fastjsonschema.compile({**base, "allOf": parts}, handlers={"https": _load_by_uri})
+    return {**base, "allOf": parts}
+
+
+@cache
+def _generated() -> Any:
+    """awf/record/_validators.py, made from these schemas by `python -m awf.record.make_validators`;
+    None when it cannot be imported (then each validator is compiled here, as it is needed)."""
+    try:
+        from . import _validators
+    except ImportError:
+        return None
+    return _validators
+
+
+def _compile(schema: dict[str, Any]) -> Callable[[Any], Any]:
+    import fastjsonschema  # deferred: read-only commands that never validate skip the import
+
+    return fastjsonschema.compile(schema, handlers={"https": load_by_uri})
+
+
+@cache
+def validator(kind: str) -> Callable[[Any], Any]:
+    """The validator of one record kind (`stage`, `log-entry`, `out`, …)."""
+    generated = _generated()
+    if generated is not None and kind in generated.VALIDATORS:
+        return generated.VALIDATORS[kind]
+    return _compile(json.loads(schema_text(f"{kind}.schema.json")))
+
+
+@cache
+def _log_entry_validator(kind: str) -> Callable[[Any], Any]:
+    """The validator of one kind of line of run.jsonl (see log_entry_schema)."""
+    generated = _generated()
+    if generated is not None and kind in generated.LOG_ENTRY_VALIDATORS:
+        return generated.LOG_ENTRY_VALIDATORS[kind]
+    return _compile(log_entry_schema(kind))
 
 
 def readable_problem(error: Exception) -> str:
