@@ -66,7 +66,7 @@ A runtime with `"placement": "pane"` runs its agent's interactive program in a t
 (tmux) that a person can watch and type into (`awf attach`). Placement is not the harness's
 business: `panes.PaneHarness` wraps the harness and does the delivery (start the program in
 a window of the attempt's workspace, paste each message, press its keys, watch the screen and
-the program's exit). A harness that can run in a pane adds one method, and may override another:
+the program's exit). A harness that can run in a pane adds one method, and may override others:
 
 - `pane_command(session, env) -> PaneProgram`: the interactive program to start, as
   `PaneProgram(command=[...], env={...}, submit=("Enter",), ready=None, settle=0.3)`. `env` is
@@ -84,9 +84,17 @@ the program's exit). A harness that can run in a pane adds one method, and may o
 - `pane_text(session, message, fresh) -> str`: what to paste for a message. The default adds
   `session.instructions` before the text for a program just started (`fresh`), and, for the
   recovery prompt to a program just started, the turn's prompt after it.
+- `pane_watch(session, message) -> Callable[[], Stopped | None] | None`: called just before a
+  message is pasted. A harness that can read the program's own record of its work (a session
+  file) returns a function that awf calls while it watches the pane: a Stopped, with the tokens
+  and cost, once the program has finished working on the message (awf then sends the recovery
+  prompt at once, instead of waiting `idle` seconds), else None. `pane_answer_grace` (class
+  attribute, seconds, default 0): once the agent has answered, how long awf lets it finish, for
+  those tokens. The default returns None: awf goes by the screen, and records no tokens.
 
 `deliver` and `close` are not used for a pane agent; `spec_problem` and `missing` still are
-(after awf's own checks of the pane settings and of tmux). `exec` implements `pane_command`.
+(after awf's own checks of the pane settings and of tmux). `exec`, `claude` and `codex` implement
+`pane_command`; `codex` also `pane_watch`.
 """
 
 from __future__ import annotations

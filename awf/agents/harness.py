@@ -101,6 +101,8 @@ class Harness:
     answer_grace: ClassVar[float] = 2.0
     # `answer_hint` for the agent in a pane, where what it prints is on a screen, not read.
     pane_answer_hint: ClassVar[str | None] = None
+    # Once the agent in a pane has answered, how long awf waits for `pane_watch` to see it finish.
+    pane_answer_grace: ClassVar[float] = 0.0
 
     def spec_problem(self, runtime: dict[str, Any]) -> str | None:
         """What is wrong with `runtime` as the workflow wrote it (checked at open), or None."""
@@ -126,6 +128,13 @@ class Harness:
         environment the program will have (as `missing` gets it), to find the program by.
         """
         raise NotImplementedError(f"the {self.name} harness cannot run in a pane")
+
+    def pane_watch(self, session: Session, message: Message) -> Callable[[], Stopped | None] | None:
+        """Called just before `message` is pasted into the pane: a function awf calls while it
+        watches the pane, which returns a Stopped (with the tokens and cost the program reports)
+        once the program's own record says it has finished working on the message, else None.
+        None (the default): awf goes by the screen alone, and records no tokens."""
+        return None
 
     def pane_text(self, session: Session, message: Message, fresh: bool) -> str:
         """What to paste into the pane for `message`. `fresh`: the program has just been started,

@@ -26,7 +26,7 @@ import hashlib
 import os
 import shlex
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -82,14 +82,15 @@ class _Panes:
 class PaneHarness(Harness):
     """Runs the agent of another harness in a pane: that harness says what to start, this types to it."""
 
-    answer_grace = 0.0  # the program stays for the next turn: nothing to wait for once it answered
-
     def __init__(self, inner: Harness) -> None:
         self.inner = inner
         self.name = inner.name  # type: ignore[misc]  # reasons name the harness the workflow asked for
         # What the program prints is on its screen, never taken as its answer: the inner harness's
         # hint for its headless agent may not hold here.
         self.answer_hint = inner.pane_answer_hint  # type: ignore[misc]
+        # The program stays for the next turn: once it answered, wait only where its harness can
+        # tell when it finished (and what it used).
+        self.answer_grace = inner.pane_answer_grace  # type: ignore[misc]
 
     def spec_problem(self, runtime: dict[str, Any]) -> str | None:
         if type(self.inner).pane_command is Harness.pane_command:
@@ -133,14 +134,16 @@ class PaneHarness(Harness):
         text = self.inner.pane_text(session, message, fresh).rstrip("\n")
         typed = message.dir / f"{message.delivery}.prompt.txt"
         write_atomic(typed, text)
+        finished = self.inner.pane_watch(session, message)
         mux.paste(pane, typed)
         if program.settle > 0:
             await asyncio.sleep(program.settle)
         mux.press(pane, program.submit)
-        return await self._watch(panes, pane)
+        return await self._watch(panes, pane, finished)
 
-    async def _watch(self, panes: _Panes, pane: Pane) -> Stopped:
-        """Until the program exits or its screen stays the same for `idle` seconds."""
+    async def _watch(self, panes: _Panes, pane: Pane, finished: Callable[[], Stopped | None] | None) -> Stopped:
+        """Until the program exits, its harness sees it finished, or its screen stays the same for
+        `idle` seconds."""
         look: tuple[str, str] | None = None
         quiet_since = time.monotonic()
         while True:
@@ -150,6 +153,9 @@ class PaneHarness(Harness):
                 return Stopped(failed=f"its pane was closed while it worked ({pane.workspace}, window {pane.window})")
             if screen.dead:
                 return self._exited(panes, screen)
+            stopped = finished() if finished is not None else None
+            if stopped is not None:
+                return stopped
             if (screen.text, screen.marks) != look:
                 look, quiet_since = (screen.text, screen.marks), time.monotonic()
             elif time.monotonic() - quiet_since >= panes.idle:
