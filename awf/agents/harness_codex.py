@@ -1,4 +1,4 @@
-"""The `codex` runtime: the Codex CLI (`codex exec`), headless, one process a delivery.
+"""The `codex` runtime: the Codex CLI (`codex exec`), headless, one process a delivery; or in a pane.
 
     runtime="codex"                       # {"harness": "codex"}: DEFAULT_MODEL, workspace-write
     runtime={"harness": "codex", "model": "gpt-5.5", "effort": "high", "sandbox": "read-only",
@@ -17,16 +17,24 @@ price for gets a cost of null and the reason why).
 Codex never gives up on a model it cannot reach: it prints "Reconnecting..." and tries again,
 forever. A delivery that has only reconnected for `reconnect_limit` seconds (default 30) is ended,
 and the turn fails with codex's own words.
+
+With "placement": "pane", the agent is Codex's terminal UI (`codex` with the same options, started
+once, each message pasted into it; see panes.py). Its status line shows the thread's id, which awf
+reads off the screen; a codex started again in its pane resumes that thread (`codex [options]
+resume ID`). Its session file ($CODEX_HOME/sessions/.../rollout-...-ID.jsonl) says when a turn is
+complete, why it failed, and the thread's tokens, so a pane turn has its tokens and cost too.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from .harness import Harness, Message, Session, Stopped
+from .harness import Harness, Message, PaneProgram, Session, Stopped
 from .headless import failure, find_program, run_delivery
 
 DEFAULT_MODEL = "gpt-6.1-sol"
@@ -36,12 +44,20 @@ INSTALL = "Install the Codex CLI (npm install -g @openai/codex)"
 SANDBOXES = ("read-only", "workspace-write", "danger-full-access")
 DEFAULT_SANDBOX = "workspace-write"
 RECONNECT_LIMIT = 30.0
+# In a pane: the thread's id first on the status line, where awf reads it; then what codex shows by default.
+STATUS_LINE = ("thread-id", "model-with-reasoning", "current-dir")
+ID_WAIT = 2.0  # seconds the input box may be up without the thread's id before awf goes on without it
+_RESUMED = "pane_resumed"  # the key in session.data: the program in the pane resumed the thread
+_INPUT_BOX = re.compile(r"^\s*›(?!\s*\d+\.)", re.M)
+_THREAD_ID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 
 
 class CodexHarness(Harness):
     name = "codex"
-    # After `awf answer`, codex writes its last message and turn.completed (the tokens).
+    # After `awf answer`, codex writes its last message and turn.completed (the tokens); in a pane,
+    # task_complete in its session file.
     answer_grace = 10.0
+    pane_answer_grace = 10.0
 
     def spec_problem(self, runtime: dict[str, Any]) -> str | None:
         model = runtime.get("model", DEFAULT_MODEL)
@@ -90,25 +106,155 @@ class CodexHarness(Harness):
         return Stopped(text=text, usage=usage, cost=cost)
 
     def command(self, program: str, session: Session) -> list[str]:
-        runtime = session.runtime
-        sandbox = runtime.get("sandbox", DEFAULT_SANDBOX)
-        # No login shell: a profile that sets PATH would hide the `awf` awf puts first on it.
-        command = [program, "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox,
-                   "-c", "allow_login_shell=false"]
-        if sandbox == "workspace-write":
-            command += ["--add-dir", str(session.dir)]  # where `awf answer` writes the answer
-        model = runtime.get("model", DEFAULT_MODEL)
-        if model:
-            command += ["--model", model]
-        if runtime.get("effort"):
-            command += ["-c", f"model_reasoning_effort={json.dumps(runtime['effort'])}"]
-        if session.instructions and not session.id:
-            # Once, on the thread's first delivery: a resumed thread has them already.
-            command += ["-c", f"developer_instructions={json.dumps(session.instructions)}"]
-        command += list(runtime.get("extra_args") or [])
+        command = [program, "exec", "--json", "--skip-git-repo-check", *self._options(session)]
+        command += list(session.runtime.get("extra_args") or [])
         if session.id:
             command += ["resume", session.id]
         return command
+
+    def pane_command(self, session: Session, env: Mapping[str, str]) -> PaneProgram:
+        """Codex's own terminal UI, for "placement": "pane", with the options of `codex exec`. Nothing
+        may wait for a person before the first prompt, nor while no one watches: no update check, and
+        no approvals (as in `codex exec`). Its status line shows the thread's id first, where awf
+        reads it, so a program started again after it exited resumes the thread."""
+        program = find_program("codex", VARIABLE, env, INSTALL)[0] or "codex"
+        command = [program, *self._options(session),
+                   "-c", 'approval_policy="never"', "-c", "check_for_update_on_startup=false",
+                   "-c", f"tui.status_line={json.dumps(list(STATUS_LINE))}",
+                   *(session.runtime.get("extra_args") or [])]
+        session.data[_RESUMED] = bool(session.id)
+        if session.id:
+            command += ["resume", session.id]
+        return PaneProgram(command, ready=_InputBox(session))
+
+    def pane_text(self, session: Session, message: Message, fresh: bool) -> str:
+        # The instructions are on its command line, and a resumed thread has the turn's prompt.
+        if fresh and message.recovery and not session.data.get(_RESUMED):
+            return message.text + "\n\nThe turn's prompt was:\n\n" + message.original
+        return message.text
+
+    def pane_watch(self, session: Session, message: Message) -> _Finished | None:
+        if not session.id:
+            return None  # its thread is not known: awf goes by the screen
+        return _Finished(session, message, _Rollout(codex_home(message.env), session.id))
+
+    def _options(self, session: Session) -> list[str]:
+        """What `codex exec` and the terminal UI share: sandbox, model, instructions."""
+        runtime = session.runtime
+        sandbox = runtime.get("sandbox", DEFAULT_SANDBOX)
+        # No login shell: a profile that sets PATH would hide the `awf` awf puts first on it.
+        options = ["--sandbox", sandbox, "-c", "allow_login_shell=false"]
+        if sandbox == "workspace-write":
+            options += ["--add-dir", str(session.dir)]  # where `awf answer` writes the answer
+        model = runtime.get("model", DEFAULT_MODEL)
+        if model:
+            options += ["--model", model]
+        if runtime.get("effort"):
+            options += ["-c", f"model_reasoning_effort={json.dumps(runtime['effort'])}"]
+        if session.instructions and not session.id:
+            # Once, on the thread's first delivery: a resumed thread has them already.
+            options += ["-c", f"developer_instructions={json.dumps(session.instructions)}"]
+        return options
+
+
+def codex_home(env: Mapping[str, str]) -> Path:
+    """Where codex keeps its config and its session files."""
+    if env.get("CODEX_HOME"):
+        return Path(env["CODEX_HOME"]).expanduser()
+    return Path(env.get("HOME") or Path.home()).expanduser() / ".codex"
+
+
+class _InputBox:
+    """The `ready` of codex in a pane: its input box is up (`› Ask Codex...`), and no dialog (`› 1. Trust
+    and continue`). For a new thread it reads the thread's id off the status line below the box."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.since: float | None = None
+
+    def __call__(self, screen: str) -> bool:
+        boxes = list(_INPUT_BOX.finditer(screen))
+        if not boxes:
+            self.since = None
+            return False
+        found = _THREAD_ID.search(screen, boxes[-1].end())  # on the status line, drawn with the box
+        if found:
+            self.session.id = self.session.id or found.group()
+            return True
+        # A status line without the id (extra_args set another): a new thread stays unknown.
+        self.since = self.since or time.monotonic()
+        return time.monotonic() - self.since >= ID_WAIT
+
+
+class _Rollout:
+    """The lines a codex thread's session file gains from now on (the file may not exist yet)."""
+
+    def __init__(self, home: Path, thread: str) -> None:
+        self.home = home
+        self.thread = thread
+        self.path = self._find()
+        self.offset = self.path.stat().st_size if self.path is not None else 0
+        self.rest = b""
+
+    def _find(self) -> Path | None:
+        found = sorted(self.home.glob(f"sessions/*/*/*/rollout-*-{self.thread}.jsonl"))
+        return found[-1] if found else None
+
+    def events(self) -> list[dict[str, Any]]:
+        if self.path is None:
+            self.path = self._find()
+            if self.path is None:
+                return []
+        try:
+            with self.path.open("rb") as file:
+                file.seek(self.offset)
+                data = file.read()
+        except OSError:
+            return []
+        self.offset += len(data)
+        *lines, self.rest = (self.rest + data).split(b"\n")
+        events = []
+        for line in lines:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and isinstance(event.get("payload"), dict):
+                events.append(event)
+        return events
+
+
+class _Finished:
+    """The `pane_watch` of codex: the thread's session file says a turn that began after the paste is
+    complete (task_started, task_complete), after the thread's tokens so far (token_count)."""
+
+    def __init__(self, session: Session, message: Message, rollout: _Rollout) -> None:
+        self.session = session
+        self.message = message
+        self.rollout = rollout
+        self.totals: dict[str, Any] | None = None
+        self.started: set[Any] = set()
+
+    def __call__(self) -> Stopped | None:
+        complete: dict[str, Any] | None = None
+        for event in self.rollout.events():
+            payload = event["payload"]
+            if event.get("type") != "event_msg":
+                continue
+            info = payload.get("info")
+            if payload.get("type") == "token_count" and isinstance(info, dict):
+                if isinstance(info.get("total_token_usage"), dict):
+                    self.totals = info["total_token_usage"]
+            elif payload.get("type") == "task_started":
+                self.started.add(payload.get("turn_id"))
+            elif payload.get("type") == "task_complete" and payload.get("turn_id") in self.started:
+                complete = payload  # not the end of a turn begun before this message (steered into)
+        if complete is None:
+            return None
+        usage, cost = _account(self.session, self.message, [{"usage": self.totals}] if self.totals else [])
+        # A turn that failed (401, the model unreachable after its retries) says why in `error`.
+        failed = _error_reason(complete) if complete.get("error") else None
+        return Stopped(failed=failed, usage=usage, cost=cost)
 
 
 class _Reconnects:

@@ -1,0 +1,227 @@
+"""The real `codex` in a tmux pane, against the fake model: the prompt pasted into Codex's own
+terminal UI, the answer given through `awf answer` from its shell tool, the next turn typed into the
+same pane, or into a codex started again on the same thread after a person quit it. Its first-run
+question (trust this folder?) is answered by its config file, not by keystrokes.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakemodel import FakeModel, Reply, Request, Shell, Status, Text
+from fakemodel.clis import base_env, codex_env, require, write_codex_config
+from panes_support import PaneProject, needs_tmux, pane_project, wait_until
+
+from awf.agents.harness import Session
+from awf.agents.harness_codex import _InputBox
+
+pytestmark = needs_tmux
+
+PLAN = {"branch": "fix/212", "steps": ["parse years before 1970"]}
+AGAIN = {"branch": "fix/212", "steps": ["keep the sign of the year"]}
+
+WORKFLOW = """
+import asyncio
+import os
+
+import awf
+
+PLAN = {
+    "type": "object",
+    "required": ["branch", "steps"],
+    "additionalProperties": False,
+    "properties": {"branch": {"type": "string"}, "steps": {"type": "array", "items": {"type": "string"}}},
+}
+
+
+@awf.workflow(name="ask", description="Ask codex, in a pane, for a plan twice.")
+async def ask(wf):
+    async def plan():
+        agent = await wf.agents.open(key="planner", instructions="You plan fixes.", runtime={
+            "harness": "codex", "placement": "pane", "idle": 20})
+        values = []
+        for prompt in ("Plan a fix for #212.", "Plan it once more."):
+            turn = await agent.run(prompt=prompt, schema=PLAN, timeout=90)
+            if not turn.outcome.answered:
+                wf.stop(f"{turn.outcome.kind}: {turn.outcome.reason}")
+            values.append(turn.outcome.value)
+            mark = os.environ.get("NEXT_TURN_MARK")
+            while mark and len(values) == 1 and not os.path.exists(mark):
+                await asyncio.sleep(0.1)  # the test does what a person would between the turns
+        return values
+
+    return await wf.stage("plan", plan, result={"type": "array"})
+"""
+
+
+class CodexModel(FakeModel):
+    """The fake model, answering aside the title Codex's terminal UI asks for a new thread: that
+    request runs beside the turn's first one, in no fixed order, so it must not take the script."""
+
+    def _record(self, request: Request) -> Reply | None:
+        metadata = request.body.get("client_metadata") if isinstance(request.body, dict) else None
+        if "thread_title" in json.dumps(metadata or {}):
+            request.side = True
+        return super()._record(request)
+
+
+def answer(value: Any) -> Shell:
+    return Shell("awf answer " + shlex.quote(json.dumps(value)))
+
+
+@pytest.fixture
+def panes(tmp_path: Path) -> Iterator[PaneProject]:
+    yield from pane_project(tmp_path / "work")
+
+
+def start(panes: PaneProject, model: FakeModel, **env: str) -> tuple[Path, Path]:
+    """The project as a git checkout (where Codex asks whether to trust the folder), that question
+    answered in $CODEX_HOME/config.toml, and Codex pointed at the fake model. The workflow's path and CODEX_HOME."""
+    require("codex")
+    panes.path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(panes.path)], check=True)
+    home = panes.path.parent / "codex-home"
+    write_codex_config(home, model.url)
+    with (home / "config.toml").open("a") as config:
+        config.write(f'\n[projects.{json.dumps(str(panes.path))}]\ntrust_level = "trusted"\n')
+    panes.env = {**base_env(), **codex_env(home), "NO_COLOR": "1", "AWF_TMUX_SOCKET": panes.server, **env}
+    return panes.write("ask.py", WORKFLOW), home
+
+
+def entries(panes: PaneProject, run_id: str, kind: str) -> list[dict[str, Any]]:
+    """The run's lines of one kind (none while its record is not there yet)."""
+    if not (panes.run_dir("ask", run_id) / "run.jsonl").exists():
+        return []
+    return [entry for entry in panes.log("ask", run_id) if entry["kind"] == kind]
+
+
+def thread_of(home: Path) -> str:
+    """The id of the one thread in Codex's session files."""
+    [rollout] = home.glob("sessions/*/*/*/rollout-*.jsonl")
+    return rollout.stem[-36:]
+
+
+def test_codex_in_a_pane_answers_through_awf_answer_and_takes_its_next_turn_in_the_same_pane(
+        panes: PaneProject) -> None:
+    with CodexModel() as model:
+        workflow, home = start(panes, model)
+        # Turn 1: codex ends its turn without answering; the recovery prompt goes into the same pane.
+        model.script(Text("Let me think about it."), answer(PLAN), Text("Done."), answer(AGAIN), Text("Done again."))
+        done = panes.awf("run", str(workflow), "--id", "x1", "--json", timeout=120)
+
+        assert done.code == 0, done.stderr
+        assert done.out["value"] == [PLAN, AGAIN]
+        assert not model.unscripted and not model.left, [r.text()[-300:] for r in model.unscripted]
+        conversation = model.conversation
+        first = conversation[0].text()
+        assert "Plan a fix for #212." in first and "You plan fixes." in first and "awf answer" in first
+        # The second turn went to the same program, on the same thread: the model sees the first turn's words.
+        second = next(request.text() for request in conversation if "Plan it once more." in request.text())
+        assert "Plan a fix for #212." in second and "Let me think about it." in second
+
+    [pane] = entries(panes, "x1", "pane")
+    command = pane["command"]
+    assert Path(command[0]).name == "codex" and "exec" not in command and "resume" not in command
+    assert command[1:5] == ["--sandbox", "workspace-write", "-c", "allow_login_shell=false"]
+    assert 'approval_policy="never"' in command and "check_for_update_on_startup=false" in command
+    assert pane["workspace"] == "awf ask x1 #1"
+    turns = entries(panes, "x1", "turn")
+    assert [(turn["outcome"], turn["by"], turn["nudged"]) for turn in turns] == [
+        ("answered", "awf answer", True), ("answered", "awf answer", False)]
+    # Codex's session file said the turn was over: the recovery prompt came at once, not after `idle`.
+    assert turns[0]["seconds"] < 20
+    assert {turn["session"] for turn in turns} == {thread_of(home)}
+    # Tokens from Codex's session file: each reply of the fake model is 120 in, 12 out.
+    assert [(turn["usage"]["input"], turn["usage"]["output"]) for turn in turns] == [(360, 36), (240, 24)]
+    assert turns[0]["usage"]["model"] == "gpt-6.1-sol" and turns[0]["cost"] > 0
+    assert panes.workspaces() == []
+
+
+def test_codex_started_again_in_its_pane_resumes_its_thread(panes: PaneProject) -> None:
+    mark = panes.path.parent / "next-turn"
+    with CodexModel() as model:
+        workflow, home = start(panes, model, NEXT_TURN_MARK=str(mark))
+        model.script(answer(PLAN), Text("Done."), answer(AGAIN), Text("Done again."))
+        running = panes.start("run", str(workflow), "--id", "x2", "--json")
+        try:
+            wait_until(lambda: entries(panes, "x2", "turn"), 60, "turn 1")
+            [pane] = entries(panes, "x2", "pane")
+            # A person quits codex in its pane, between the turns.
+            (panes.path.parent / "quit.txt").write_text("/quit")
+            panes.tmux("load-buffer", "-b", "quit", str(panes.path.parent / "quit.txt"))
+            panes.tmux("paste-buffer", "-d", "-b", "quit", "-t", pane["pane"])
+            screen = lambda: panes.tmux("capture-pane", "-p", "-t", pane["pane"]).stdout  # noqa: E731
+            wait_until(lambda: "/quit" in screen(), 10, "/quit typed")
+            panes.tmux("send-keys", "-t", pane["pane"], "Enter")
+            status = panes.run_dir("ask", "x2") / "agents" / "1" / "planner" / "pane.status"
+            wait_until(lambda: status.exists() and status.read_text().strip() == "0", 20, "codex to exit")
+            mark.write_text("")
+            out, err = running.communicate(timeout=90)
+        finally:
+            if running.poll() is None:
+                running.kill()
+        assert running.returncode == 0, err
+        assert json.loads(out)["value"] == [PLAN, AGAIN]
+        second = next(request.text() for request in model.conversation if "Plan it once more." in request.text())
+        assert "Plan a fix for #212." in second
+
+    thread = thread_of(home)
+    first, again = entries(panes, "x2", "pane")
+    assert first["pane"] == again["pane"]  # started again in the same pane
+    assert again["command"][-2:] == ["resume", thread] and "developer_instructions" not in " ".join(again["command"])
+    turns = entries(panes, "x2", "turn")
+    assert [(turn["outcome"], turn["session"]) for turn in turns] == [("answered", thread), ("answered", thread)]
+    assert panes.workspaces() == []
+
+
+def test_a_turn_codex_reports_failed_in_its_pane_fails_with_its_words(panes: PaneProject) -> None:
+    with CodexModel() as model:
+        workflow, _ = start(panes, model)
+        model.script(Status(401, "invalid x-api-key", times=None))
+        done = panes.awf("run", str(workflow), "--id", "x3", timeout=120)
+
+    assert done.code == 3, done.stderr  # the workflow stops on the failed turn
+    [turn] = entries(panes, "x3", "turn")
+    assert turn["outcome"] == "failed" and not turn["nudged"]
+    assert turn["reason"].startswith("codex: unexpected status 401 Unauthorized: invalid x-api-key")
+    assert "codex login" in turn["reason"]
+
+
+# Codex 0.171.0's screens, as tmux captured them.
+TRUST = """
+  Folder access
+
+  /tmp/cx/work
+
+  Trust this folder? Codex can read, edit, and run files here, subject to your permission
+  settings. Folder settings can run code automatically, even without a model request. Continue
+  only if you trust these files. Your trust decision will be saved.
+
+› 1. Trust and continue
+  2. Back to Agent Command Center
+
+  enter continue · esc back
+"""
+READY = """
+  >_ OpenAI Codex (v0.171.0)
+     /tmp/cx/work
+
+› Ask Codex to do anything
+
+  01a22a73-cac5-7630-bca2-ee58d4299606 · GPT-6.1-Sol default · /tmp/cx/work
+  ← for agents · ? for shortcuts
+"""
+
+
+def test_codex_takes_input_only_once_its_input_box_is_up_and_gives_its_thread_id(tmp_path: Path) -> None:
+    session = Session(key="planner", runtime={}, instructions=None, cwd=tmp_path, dir=tmp_path,
+                      spawn_process=lambda *args, **kwargs: None)
+    ready = _InputBox(session)
+    assert not ready(TRUST) and not ready("") and session.id is None
+    assert ready(READY) and session.id == "01a22a73-cac5-7630-bca2-ee58d4299606"
