@@ -13,22 +13,27 @@ from .schema import load_schema
 
 
 def attach(state: AttemptState, *, cwd: Path, deadline: float | None) -> None:
-    """Give the attempt its `wf.agents`."""
-    from ..agents.handles import AgentSet, Host
+    """Give the attempt its `wf.agents`, made when the workflow first asks for them: most stages
+    open no agent, and awf.agents costs milliseconds to import."""
 
-    def schema_of(spec: Any, what: str) -> dict[str, Any]:
-        return load_schema(spec, state.schema_base, what).schema
+    def make() -> Any:
+        from ..agents.handles import AgentSet, Host
 
-    state.agents = AgentSet(Host(
-        run=state.paths.name, run_dir=state.paths.dir, attempt=state.attempt, cwd=cwd,
-        stage=lambda: state.current_stage, deadline=deadline, load_schema=schema_of, progress=state.observer,
-        cancel_reason=lambda: state.cancel_reason,
-    ))
+        def schema_of(spec: Any, what: str) -> dict[str, Any]:
+            return load_schema(spec, state.schema_base, what).schema
+
+        return AgentSet(Host(
+            run=state.paths.name, run_dir=state.paths.dir, attempt=state.attempt, cwd=cwd,
+            stage=lambda: state.current_stage, deadline=deadline, load_schema=schema_of, progress=state.observer,
+            cancel_reason=lambda: state.cancel_reason,
+        ))
+
+    state.make_agents = make
 
 
 def end(state: AttemptState) -> None:
     """End every agent of the attempt, and every process they started: the attempt is over."""
-    if state.agents is not None:
+    if state.agents is not None:  # None when the workflow never asked for wf.agents
         state.agents.end_all()
 
 

@@ -50,8 +50,10 @@ class AttemptState:
         self.cancelled_in: str | None = None
         # Set while the look-ahead runs the workflow: nothing is run, asked or written.
         self.look_ahead: Any = None
-        # `wf.agents`: the attempt's AgentSet (awf.agents.handles), made by attempt_agents.attach.
+        # `wf.agents`: the attempt's AgentSet (awf.agents.handles), made by `make_agents` (set by
+        # attempt_agents.attach) the first time the workflow asks for it.
         self.agents: Any = None
+        self.make_agents: Callable[[], Any] | None = None
         # `wf.events`: the attempt's EventsApi, in a run whose workflow declares events.
         self.events: Any = None
 
@@ -90,6 +92,8 @@ class Context:
     @property
     def agents(self) -> Any:
         """Open agents and ask them: `agent = await wf.agents.open(key=..., runtime=...)`."""
+        if self._state.agents is None and self._state.make_agents is not None:
+            self._state.agents = self._state.make_agents()
         if self._state.agents is None:
             if self._state.look_ahead is not None:
                 self._state.look_ahead.agent()  # the look-ahead asks no agent, and cannot see past one
