@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import secrets
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -55,7 +54,8 @@ class Ending:
 
 def generated_id() -> str:
     """Local time and four hex digits: 20261004-1532-a7f3."""
-    return f"{datetime.now():%Y%m%d-%H%M}-{secrets.token_hex(2)}"
+    # os.urandom is what secrets.token_hex reads, without secrets' imports (hashlib, random).
+    return f"{datetime.now():%Y%m%d-%H%M}-{os.urandom(2).hex()}"
 
 
 @dataclass

@@ -8,7 +8,6 @@ in run.jsonl, and an event once taken is never taken again.
 from __future__ import annotations
 
 import os
-import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +48,7 @@ def read_events(paths: RunPaths) -> list[Event]:
 
 def new_event_id() -> str:
     """Sortable by time, unique enough across machines: nanoseconds in hex and four random bytes."""
-    return f"{time.time_ns():x}-{secrets.token_hex(4)}"
+    return f"{time.time_ns():x}-{os.urandom(4).hex()}"
 
 
 def append_event(paths: RunPaths, name: str, value: Any, event_id: str | None) -> tuple[Event, bool]:

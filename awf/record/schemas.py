@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,8 @@ FORMAT_VERSION = 1
 
 def schema_text(name: str) -> str:
     """The text of `schemas/{name}` as shipped in the package."""
+    from importlib import resources  # deferred: the shipped validators need no schema text
+
     return resources.files("awf.schemas").joinpath(name).read_text(encoding="utf-8")
 
 
