@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Annotated
 
@@ -40,7 +41,7 @@ def run_app(words: list[str], passthrough: list[str] | None) -> int:
     global _passthrough
     _passthrough = passthrough
     try:
-        code = app(args=words, prog_name="awf", standalone_mode=False)
+        code = _app_for(words)(args=words, prog_name="awf", standalone_mode=False)
     except _NO_ARGS as shown:
         # Asked for nothing: the help is the answer, on stderr, as for any usage error.
         output.usage(shown.format_message() if hasattr(shown, "format_message") else str(shown))
@@ -57,6 +58,23 @@ def run_app(words: list[str], passthrough: list[str] | None) -> int:
     except _ABORT:
         return 130
     return code if isinstance(code, int) else 0
+
+
+def _app_for(words: list[str]) -> typer.Typer:
+    """The app with only the command `words` names, when it names one.
+
+    typer builds each command's parser from its function's signature on every call, which for
+    all of them costs milliseconds; a command's own help and errors need only its own. Anything
+    else (`--help`, no command, a mistyped one) gets the whole app, which lists every command.
+    """
+    if words:
+        chosen = [info for info in app.registered_commands
+                  if (info.name or info.callback.__name__.replace("_", "-")) == words[0]]  # type: ignore[union-attr]
+        if chosen:
+            one = copy.copy(app)
+            one.registered_commands = chosen
+            return one
+    return app
 
 
 def _version(value: bool) -> None:
