@@ -12,6 +12,7 @@ from typing import Any
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
+READ_SIZE = 65536  # a stage's record is a few hundred bytes; asking for much more costs an allocation
 
 
 def dumps(obj: Any) -> str:
@@ -79,6 +80,26 @@ def write_json_lines(path: Path, obj: dict[str, Any]) -> None:
         else:
             parts.append(f"  {dumps(key)}: {dumps(value)}")
     write_atomic(path, "{\n" + ",\n".join(parts) + "\n}\n")
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The whole of a file, read with the fewest calls: a continue reads every stage's record.
+
+    Errors are those of open(): FileNotFoundError, or an OSError naming the file.
+    """
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(fd, READ_SIZE)
+            except OSError as error:  # a folder opens, and fails here; say which, as open() would
+                raise OSError(error.errno, error.strerror, os.fspath(path)) from None
+            if not chunk:
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
 
 
 def append_line(path: Path, obj: Any, *, sync: bool = True) -> int:

@@ -16,7 +16,7 @@ from typing import Any
 
 from .clock import now_iso, parse_iso
 from .errors import RecordError
-from .files import append_line, ensure_dir, fsync_dir, write_json, write_json_lines
+from .files import append_line, ensure_dir, fsync_dir, read_bytes, write_json, write_json_lines
 from .layout import RunPaths, prepare_root
 from .liveness import is_alive, process_start
 from .log import read_lines, set_torn_tail_aside
@@ -32,14 +32,18 @@ def entry(kind: str, **fields: Any) -> dict[str, Any]:
     return {"version": FORMAT_VERSION, "kind": kind, "at": now_iso(), **fields}
 
 
-def read_json_file(path: Path, kind: str) -> dict[str, Any]:
+def read_json_file(path: Path | str, kind: str) -> dict[str, Any]:
     """A whole JSON file of the record, checked against its schema."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_bytes(path)
+        # As a text file is read: UTF-8, strictly, with its line ends made "\n".
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise
     except (OSError, UnicodeDecodeError) as error:
         raise RecordError(path, f"cannot be read: {error}") from None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as error:
@@ -252,11 +256,12 @@ def read_stage_records(paths: RunPaths) -> dict[str, dict[str, Any] | RecordErro
         names = sorted(os.listdir(paths.stages))
     except FileNotFoundError:
         return records
+    folder = os.fspath(paths.stages)  # a string: making a Path for each record costs more than reading it
     for name in names:
         if not name.endswith(".json") or name.startswith("."):
             continue
         stage = name.removesuffix(".json")
-        path = paths.stages / name
+        path = f"{folder}/{name}"
         try:
             record = read_json_file(path, "stage")
             if record["stage"] != stage:
