@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
+
+# The local offset at a time, by its seconds: datetime.astimezone() makes a new timezone at each
+# call, and awf writes a time at every stage.
+_ZONES: dict[int, timezone] = {}
 
 
 def now_iso() -> str:
-    return datetime.now().astimezone().isoformat(timespec="milliseconds")
+    return iso(time.time())
 
 
 def iso(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds).astimezone().isoformat(timespec="milliseconds")
+    offset = time.localtime(seconds).tm_gmtoff  # at that time: it changes with daylight saving
+    zone = _ZONES.get(offset)
+    if zone is None:
+        zone = _ZONES[offset] = timezone(timedelta(seconds=offset))
+    return datetime.fromtimestamp(seconds, zone).isoformat(timespec="milliseconds")
 
 
 def parse_iso(text: str) -> float:

@@ -15,9 +15,13 @@ DIR_MODE = 0o700
 READ_SIZE = 65536  # a stage's record is a few hundred bytes; asking for much more costs an allocation
 
 
+# json.dumps makes an encoder at each call when given options; awf writes a line at every stage.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+
+
 def dumps(obj: Any) -> str:
     """JSON as awf writes it: UTF-8 text, keys in the order given, no NaN."""
-    return json.dumps(obj, ensure_ascii=False, allow_nan=False)
+    return _ENCODER.encode(obj)
 
 
 def ensure_dir(path: Path) -> None:

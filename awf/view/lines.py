@@ -21,7 +21,9 @@ class LineReporter:
 
     def _say(self, text: str) -> None:
         try:
-            print(text, file=self.stream, flush=True)
+            # One write and a flush: a continue says a line for each of thousands of reused stages.
+            self.stream.write(text + "\n")
+            self.stream.flush()
         except (OSError, ValueError):
             pass  # the terminal went away (SIGHUP); the record keeps everything
 
