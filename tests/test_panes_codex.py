@@ -156,8 +156,7 @@ def test_codex_started_again_in_its_pane_resumes_its_thread(panes: PaneProject) 
             (panes.path.parent / "quit.txt").write_text("/quit")
             panes.tmux("load-buffer", "-b", "quit", str(panes.path.parent / "quit.txt"))
             panes.tmux("paste-buffer", "-d", "-b", "quit", "-t", pane["pane"])
-            screen = lambda: panes.tmux("capture-pane", "-p", "-t", pane["pane"]).stdout  # noqa: E731
-            wait_until(lambda: "/quit" in screen(), 10, "/quit typed")
+            wait_until(lambda: "/quit" in panes.tmux("capture-pane", "-p", "-t", pane["pane"]).stdout, 10, "/quit")
             panes.tmux("send-keys", "-t", pane["pane"], "Enter")
             status = panes.run_dir("ask", "x2") / "agents" / "1" / "planner" / "pane.status"
             wait_until(lambda: status.exists() and status.read_text().strip() == "0", 20, "codex to exit")
