@@ -147,6 +147,24 @@ def test_kill_9_leaves_no_ending_the_run_reads_interrupted_and_the_next_attempt_
     assert not ran(three, "plan", 2) and ran(three, "implement", 2)
 
 
+def test_a_crash_after_an_attempt_that_ended_is_named_in_the_stage_it_was_in(three: Project):
+    # A continue passes over the stage lines of attempts that ended; a crashed one's it reads.
+    mode(three, "implement", "stop")
+    assert three.awf("run", "three.py", "--id", "r1").code == 3
+    mode(three, "implement", "hang")
+    process = three.start("run", "three.py", "--id", "r1", "--continue")
+    three.wait_for(three.path / "in-implement")
+    os.kill(process.pid, signal.SIGKILL)
+    finish(process)
+
+    mode(three, "implement", None)
+    third = three.awf("run", "three.py", "--id", "r1", "--continue")
+    assert third.code == 0, third.stderr
+    assert "attempt 2 was interrupted in stage implement" in third.stderr
+    assert "attempt 1 was interrupted" not in third.stderr
+    assert not ran(three, "plan", 3) and ran(three, "implement", 3)
+
+
 def test_a_second_ctrl_c_before_the_attempt_has_ended_is_a_crash(three: Project):
     mode(three, "implement", "slow-cleanup")
     process = three.start("run", "three.py", "--id", "r1")

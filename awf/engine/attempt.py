@@ -314,7 +314,7 @@ def _claim_continue(request: RunRequest, workflow: Workflow, root: Path, cwd: Pa
     except folder.Refused as refused:
         raise Refusal(str(refused)) from None
     try:
-        history = folder.read_history(paths)
+        history = folder.read_history(paths, ended_stages=False)
         recorded_argv = history.run["argv"]
         recorded_cwd = Path(history.run["cwd"])
         if request.argv is not None and request.argv != recorded_argv:

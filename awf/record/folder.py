@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,14 +108,32 @@ class History:
 
 # What read_history makes of the log; the other kinds (turns, logs, reuse, events) it skips unread.
 HISTORY_KINDS = frozenset({"run", "attempt-start", "attempt-end", "stage-start", "stage", "start-point"})
+# The head of a stage's lines as awf writes them, to tell their attempt without reading them.
+_STAGE_LINE = re.compile(rb'\{"version": \d+, "kind": "stage(?:-start)?", "at": "[^"]*", "attempt": (\d+),')
 
 
-def read_history(paths: RunPaths) -> History:
-    """Read the whole log of a run into its attempts."""
+def read_history(paths: RunPaths, *, ended_stages: bool = True) -> History:
+    """Read the whole log of a run into its attempts.
+
+    With `ended_stages=False` the stage lines of attempts that have an ending are passed over
+    unread (their Attempt lists no stages, and `stage_entries` lacks them): only an attempt that
+    never ended needs its stages, to tell the one it was in, and a continue of a run of thousands
+    of stages would read two lines for each.
+    """
+    keep: Callable[[bytes], bool] | None = None
+    if not ended_stages:
+        ended = {line.entry["attempt"] for line in read_lines(paths.log, kinds=frozenset({"attempt-end"}))
+                 if line.kind == "attempt-end"}
+
+        def of_open_attempt(raw: bytes) -> bool:
+            head = _STAGE_LINE.match(raw)
+            return head is None or int(head.group(1)) not in ended
+
+        keep = of_open_attempt
     run: dict[str, Any] | None = None
     attempts: dict[int, Attempt] = {}
     stage_entries: list[dict[str, Any]] = []
-    for line in read_lines(paths.log, kinds=HISTORY_KINDS):
+    for line in read_lines(paths.log, kinds=HISTORY_KINDS, keep=keep):
         item = line.entry
         kind = item["kind"]
         if kind == "run":

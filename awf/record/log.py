@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,13 +32,14 @@ _KIND = re.compile(rb'^\{"version": \d+, "kind": "([a-z-]+)"')
 
 
 def read_lines(path: Path, *, start: int = 0, validate: bool = True,
-               kinds: frozenset[str] | None = None) -> Iterator[Line]:
+               kinds: frozenset[str] | None = None, keep: Callable[[bytes], bool] | None = None) -> Iterator[Line]:
     """The entries of `path` from byte `start` on (only those of `kinds`, when given).
 
     A last line with no newline is a write a crash cut short: it is skipped. Any other line that
     does not parse or fit its schema is an error naming the file and the line. With `kinds`, a
     line that plainly is of another kind is passed over unread: a history of many attempts is
-    read at each one's start, and most of its lines are of no use there.
+    read at each one's start, and most of its lines are of no use there. `keep` does the same
+    for the lines (as bytes) it says False of.
     """
     try:
         with open(path, "rb") as handle:
@@ -60,6 +61,8 @@ def read_lines(path: Path, *, start: int = 0, validate: bool = True,
             plain = _KIND.match(raw)
             if plain is not None and plain.group(1).decode() not in kinds:
                 continue
+        if keep is not None and not keep(raw):
+            continue
         where = f"the line at byte {line_offset} "
         try:
             entry = json.loads(raw)
