@@ -130,6 +130,10 @@ def test_codex_in_a_pane_answers_through_awf_answer_and_takes_its_next_turn_in_t
     assert Path(command[0]).name == "codex" and "exec" not in command and "resume" not in command
     assert command[1:5] == ["--sandbox", "workspace-write", "-c", "allow_login_shell=false"]
     assert 'approval_policy="never"' in command and "check_for_update_on_startup=false" in command
+    # The token `awf answer` needs is in no file of codex's (its shell snapshot would hold the environment).
+    token = (panes.run_dir("ask", "x1") / "agents" / "1" / "planner" / "pane.sh").read_text()
+    token = token.split("AWF_AGENT_TOKEN=", 1)[1].split()[0].strip("'")
+    assert not [path for path in home.rglob("*") if path.is_file() and token.encode() in path.read_bytes()]
     assert pane["workspace"] == "awf ask x1 #1"
     turns = entries(panes, "x1", "turn")
     assert [(turn["outcome"], turn["by"], turn["nudged"]) for turn in turns] == [

@@ -120,6 +120,8 @@ class CodexHarness(Harness):
         program = find_program("codex", VARIABLE, env, INSTALL)[0] or "codex"
         command = [program, *self._options(session),
                    "-c", 'approval_policy="never"', "-c", "check_for_update_on_startup=false",
+                   # Its shell snapshot would write the environment, awf's token with it, to a file others can read.
+                   "-c", "features.shell_snapshot=false",
                    "-c", f"tui.status_line={json.dumps(list(STATUS_LINE))}",
                    *(session.runtime.get("extra_args") or [])]
         session.data[_RESUMED] = bool(session.id)
