@@ -10,7 +10,7 @@ import traceback
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..record import folder
 from ..record.clock import age, iso, now_iso
@@ -18,19 +18,20 @@ from ..record.errors import RecordError
 from ..record.layout import RunPaths, run_root_for
 from ..record.liveness import process_start
 from ..record.names import id_problem, stage_name_problem
-from . import attempt_agents, attempt_events, outcomes
+from . import attempt_agents, outcomes
 from .context import AttemptState, Context, stage_of
 from .durations import format_duration
-from .errors import PlanStop, Refusal, StageValueError, Stop, WorkflowError
-from .events import Park
+from .errors import Park, PlanStop, Refusal, StageValueError, Stop, WorkflowError
 from .loader import load_workflow
-from .lookahead import LookAhead, look_ahead
 from .observer import Observer, Silent
 from .plan import RedoMark, StagePlan
 from .request import RunRequest
 from .schema_text import type_text
 from .signals import NAMES, Interruptions, watch_deadline
 from .workflow import Workflow
+
+if TYPE_CHECKING:
+    from .lookahead import LookAhead
 
 
 @dataclass
@@ -101,6 +102,8 @@ def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
             records = folder.read_stage_records(paths)
         mark = None
         if workflow.events:
+            from . import attempt_events  # deferred, here and below: only a run with events needs it
+
             mark, from_stage = attempt_events.redo_mark(paths, attempt, request.from_stage)
         else:
             from_stage = request.from_stage or _inherited_from_stage(history, observer)
@@ -121,6 +124,8 @@ def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
             claimed.claim.release()
         if isinstance(ending, Ending) and ending.outcome == outcomes.PARKED and claimed is not None:
             # An event sent while this attempt was parking found it live and did not wake it.
+            from . import attempt_events
+
             attempt_events.wake_if_ready(claimed.paths)
 
 
@@ -183,11 +188,15 @@ def _inherited_from_stage(history: folder.History | None, observer: Observer) ->
 def _look_ahead(workflow: Workflow, args: dict[str, Any], paths: RunPaths, cwd: Path, attempt: int,
                 records: dict[str, Any], from_stage: str | None, values: dict[str, Any],
                 mark: RedoMark | None) -> LookAhead:
+    from .lookahead import LookAhead, look_ahead  # deferred: only --from-stage and --plan look ahead
+
     plan = StagePlan(records, workflow.version, from_stage, dict(values), events=bool(workflow.events), redo=mark)
     state = AttemptState(paths=paths, attempt=attempt, plan=plan, observer=Silent(),
                          workflow_version=workflow.version, schema_base=workflow.base_dir)
     state.look_ahead = LookAhead()
     if workflow.events:
+        from . import attempt_events
+
         attempt_events.attach(state, workflow, paths)
     context = Context(state, run_id=paths.id, workflow=workflow.name, cwd=cwd)
     return look_ahead(workflow, context, args, cwd)
@@ -277,6 +286,8 @@ def _new_identity(request: RunRequest, workflow: Workflow, root: Path, cwd: Path
         "workflow_version": workflow.version,
     }
     if workflow.events:
+        from . import attempt_events
+
         run_fields["events"] = attempt_events.declared(workflow)
     if request.args is not None:
         run_fields["args"] = dict(request.args)  # given whole by a caller in Python; prepare was not called
@@ -390,6 +401,8 @@ def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, obs
                  records: dict[str, Any], from_stage: str | None, values: dict[str, Any],
                  preset: Ending | None, mark: RedoMark | None) -> Ending:
     paths, history = claimed.paths, claimed.history
+    if workflow.events:
+        from . import attempt_events
     started = time.time()
     deadline = started + request.timeout if request.timeout else None
     _name_interrupted(history, observer, paths)

@@ -14,8 +14,7 @@ from ..record import folder
 from ..record.clock import iso, now_iso
 from ..record.layout import RunPaths
 from ..record.names import stage_name_problem
-from .errors import PlanStop, StageValueError, Stop, WorkflowError
-from .events import Park
+from .errors import Park, PlanStop, StageValueError, Stop, WorkflowError
 from .observer import Observer
 from .plan import Halt, Reuse, StagePlan
 from .schema import Schema, json_problem, load_schema

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class Stop(BaseException):
     """Raised by `wf.stop(reason)`. A BaseException, so `except Exception` cannot swallow it."""
@@ -16,6 +18,26 @@ class Stop(BaseException):
 
 class PlanStop(Stop):
     """A stage awf can neither reuse nor run: the attempt stops there, and no record changes."""
+
+
+class Park(BaseException):
+    """Raised where a wait cannot be answered now: the attempt ends parked, waiting on `waits`.
+
+    Here, not in events.py, so an attempt of a workflow without events need not import events."""
+
+    def __init__(self, waits: list[dict[str, Any]]) -> None:
+        super().__init__("waiting")
+        self.waits = waits
+
+    @property
+    def text(self) -> str:
+        parts = []
+        for wait in self.waits:
+            what = " or ".join(wait.get("names") or [])
+            if wait.get("due"):
+                what = f"{what} or until {wait['due']}" if what else f"until {wait['due']}"
+            parts.append(what)
+        return "waiting for " + "; ".join(parts)
 
 
 class WorkflowError(Exception):

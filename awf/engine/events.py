@@ -19,25 +19,7 @@ from ..record import folder
 from ..record.clock import iso, parse_iso
 from ..record.inbox import Event, read_events
 from .durations import parse_duration
-from .errors import WorkflowError
-
-
-class Park(BaseException):
-    """Raised where a wait cannot be answered now: the attempt ends parked, waiting on `waits`."""
-
-    def __init__(self, waits: list[dict[str, Any]]) -> None:
-        super().__init__("waiting")
-        self.waits = waits
-
-    @property
-    def text(self) -> str:
-        parts = []
-        for wait in self.waits:
-            what = " or ".join(wait.get("names") or [])
-            if wait.get("due"):
-                what = f"{what} or until {wait['due']}" if what else f"until {wait['due']}"
-            parts.append(what)
-        return "waiting for " + "; ".join(parts)
+from .errors import Park, WorkflowError
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import sys
 import traceback
+import zlib
 from pathlib import Path
 
 from .errors import LoadError
@@ -29,7 +29,9 @@ def load_workflow(target: str) -> Workflow:
     if path.is_dir():
         raise LoadError(f"{path} is a folder; give the workflow's .py file")
     resolved = path.resolve()
-    module_name = "awf_workflow_" + hashlib.sha1(str(resolved).encode()).hexdigest()[:12]
+    # A name of its own for each file, the same in every process; crc32, as hashlib costs a
+    # millisecond to import.
+    module_name = f"awf_workflow_{zlib.crc32(str(resolved).encode()):08x}"
     spec = importlib.util.spec_from_file_location(module_name, resolved)
     if spec is None or spec.loader is None:
         raise LoadError(f"{path} cannot be loaded as Python; a workflow file is a .py file")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,8 @@ class RunRequest:
             words += ["--run-root", str(self.run_root)]
         if from_stage:
             words += ["--from-stage", from_stage]
+        import shlex  # deferred: most attempts complete and print no command
+
         command = shlex.join(words)
         if values:
             command += f" --values {values}"
