@@ -455,6 +455,7 @@ def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, obs
             ending = _ending(request, workflow, claimed, state, result, history, from_stage)
     finally:
         attempt_agents.end(state)
+        state.progress.close()
         os.chdir(previous_cwd)
     out = {
         "version": 1,

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 
 from ..record import folder
 from ..record.clock import iso, now_iso
+from ..record.files import ProgressLines
 from ..record.layout import RunPaths
 from ..record.names import stage_name_problem
 from .errors import Park, PlanStop, StageValueError, Stop, WorkflowError
@@ -34,6 +35,8 @@ class AttemptState:
         schema_base: Path | None,
     ) -> None:
         self.paths = paths
+        # The log's progress lines (stage-reused, wf.log), through one descriptor; closed with the attempt.
+        self.progress = ProgressLines(paths.log)
         self.attempt = attempt
         self.plan = plan
         self.observer = observer
@@ -126,7 +129,7 @@ class Context:
             fields["data"] = data
         if self._state.look_ahead is not None:
             return
-        folder.append_line(self._state.paths.log, folder.entry("log", **fields), sync=False)
+        self._state.progress.append(folder.entry("log", **fields))
         self._state.observer.logged(self._state.current_stage, str(message))
 
     async def stage(
@@ -186,9 +189,8 @@ class Context:
             folder.write_stage_record(state.paths, record)
         if decision.how == "reused":
             # Not fsynced: it only tells a watcher; the record it names is already durable.
-            folder.append_line(state.paths.log, folder.entry(
-                "stage-reused", attempt=state.attempt, stage=name, recorded_by=(record or {}).get("attempt")),
-                sync=False)
+            state.progress.append(folder.entry(
+                "stage-reused", attempt=state.attempt, stage=name, recorded_by=(record or {}).get("attempt")))
         state.stage_list.append({"stage": name, "how": decision.how, "outcome": "succeeded",
                                  "attempt": (record or {}).get("attempt", state.attempt)})
         state.observer.stage_reused(name, decision.value, record, decision.how)

@@ -116,12 +116,37 @@ def append_line(path: Path, obj: Any, *, sync: bool = True) -> int:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
     try:
         offset = os.lseek(fd, 0, os.SEEK_END)
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        _write_all(fd, data)
         if sync:
             os.fsync(fd)
         return offset
     finally:
         os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+class ProgressLines:
+    """Appends lines that only report progress (not fsynced, as append_line's `sync=False`) to one
+    file, through a descriptor kept open until `close`: a continue writes one for each of
+    thousands of reused stages, and opening the file for each costs more than writing the line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def append(self, obj: Any) -> None:
+        data = (dumps(obj) + "\n").encode()
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+        _write_all(self._fd, data)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
