@@ -1,7 +1,7 @@
 """The JSON Schemas of the record's files, and the validators that check records against them.
 
-The validators ship pre-generated (awf/record/_validators.py): compiling a schema costs
-milliseconds, and every attempt checks several kinds.
+The validators ship pre-generated (awf/record/_validators/, a module a kind): compiling a
+schema costs milliseconds, and every attempt checks several kinds.
 """
 
 from __future__ import annotations
@@ -54,15 +54,22 @@ def log_entry_schema(kind: str) -> dict[str, Any]:
     return {**base, "allOf": parts}
 
 
-@cache
-def _generated() -> Any:
-    """awf/record/_validators.py, made from these schemas by `python -m awf.record.make_validators`;
-    None when it cannot be imported (then each validator is compiled here, as it is needed)."""
+def module_for(kind: str, line_kind: str | None = None) -> str:
+    """The module of awf/record/_validators/ that checks `kind` (with `line_kind`: one kind of
+    line of run.jsonl), made by `python -m awf.record.make_validators`."""
+    name = kind.replace("-", "_")
+    return f"{name}__{line_kind.replace('-', '_')}" if line_kind is not None else name
+
+
+def _generated(module: str) -> Callable[[Any], Any] | None:
+    """The shipped validator in `module`, or None when it cannot be imported (then it is
+    compiled here, as it is needed)."""
+    from importlib import import_module
+
     try:
-        from . import _validators
+        return import_module(f"{__package__}._validators.{module}").validate
     except ImportError:
         return None
-    return _validators
 
 
 def _compile(schema: dict[str, Any]) -> Callable[[Any], Any]:
@@ -74,19 +81,13 @@ def _compile(schema: dict[str, Any]) -> Callable[[Any], Any]:
 @cache
 def validator(kind: str) -> Callable[[Any], Any]:
     """The validator of one record kind (`stage`, `log-entry`, `out`, …)."""
-    generated = _generated()
-    if generated is not None and kind in generated.VALIDATORS:
-        return generated.VALIDATORS[kind]
-    return _compile(json.loads(schema_text(f"{kind}.schema.json")))
+    return _generated(module_for(kind)) or _compile(json.loads(schema_text(f"{kind}.schema.json")))
 
 
 @cache
 def _log_entry_validator(kind: str) -> Callable[[Any], Any]:
     """The validator of one kind of line of run.jsonl (see log_entry_schema)."""
-    generated = _generated()
-    if generated is not None and kind in generated.LOG_ENTRY_VALIDATORS:
-        return generated.LOG_ENTRY_VALIDATORS[kind]
-    return _compile(log_entry_schema(kind))
+    return _generated(module_for("log-entry", kind)) or _compile(log_entry_schema(kind))
 
 
 def readable_problem(error: Exception) -> str:
