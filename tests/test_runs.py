@@ -268,3 +268,14 @@ def test_version_prints_and_usage_errors_exit_2(project: Project):
 
 def test_python_dash_m_awf_is_the_awf_command():
     assert subprocess.run([sys.executable, "-m", "awf", "--version"], capture_output=True).returncode == 0
+
+
+def test_a_workflow_edited_at_once_to_the_same_size_runs_as_edited(project: Project):
+    """Python's bytecode cache keys on the second and the size; a continue must run the new code."""
+    env = {"PYTHONDONTWRITEBYTECODE": ""}
+    project.write("bare.py", NO_PREPARE.replace("return {", "wf.stop('one')\n    return {"))
+    assert project.awf("run", "bare.py", "--id", "r1", env=env).code == 3
+    project.write("bare.py", NO_PREPARE.replace("return {", "wf.stop('two')\n    return {"))
+    again = project.awf("run", "bare.py", "--id", "r1", "--continue", "--json", env=env)
+    assert again.out["reason"] == "two"
+    assert not (project.path / "__pycache__").exists()

@@ -40,7 +40,10 @@ def load_workflow(target: str) -> Workflow:
     # A workflow file imports its neighbours (shared schemas, helpers) as a script would.
     sys.path.insert(0, str(resolved.parent))
     try:
-        spec.loader.exec_module(module)
+        # Compiled from the source each time, never from __pycache__: a workflow edited between
+        # two attempts within one second, to a text of the same size, would otherwise run as it was.
+        code = compile(resolved.read_bytes(), str(resolved), "exec", dont_inherit=True)
+        exec(code, module.__dict__)
     except SystemExit as error:
         raise LoadError(f"{path} exited while it was loaded (SystemExit {error.code})", exit_code=1) from None
     except BaseException as error:
