@@ -95,7 +95,6 @@ class History:
 
     run: dict[str, Any]
     attempts: list[Attempt]
-    stage_entries: list[dict[str, Any]]
 
     @property
     def last(self) -> Attempt | None:
@@ -116,7 +115,7 @@ def read_history(paths: RunPaths, *, ended_stages: bool = True) -> History:
     """Read the whole log of a run into its attempts.
 
     With `ended_stages=False` the stage lines of attempts that have an ending are passed over
-    unread (their Attempt lists no stages, and `stage_entries` lacks them): only an attempt that
+    unread (their Attempt lists no stages): only an attempt that
     never ended needs its stages, to tell the one it was in, and a continue of a run of thousands
     of stages would read two lines for each.
     """
@@ -132,7 +131,6 @@ def read_history(paths: RunPaths, *, ended_stages: bool = True) -> History:
         keep = of_open_attempt
     run: dict[str, Any] | None = None
     attempts: dict[int, Attempt] = {}
-    stage_entries: list[dict[str, Any]] = []
     for line in read_lines(paths.log, kinds=HISTORY_KINDS, keep=keep):
         item = line.entry
         kind = item["kind"]
@@ -148,12 +146,11 @@ def read_history(paths: RunPaths, *, ended_stages: bool = True) -> History:
                 attempt.stages_started.append(item["stage"])
             elif kind == "stage":
                 attempt.stages_recorded.append(item["stage"])
-                stage_entries.append(item)
             elif kind == "start-point":
                 attempt.start_point = item
     if run is None:
         raise RecordError(paths.log, "has no 'run' line: it is not the log of a run")
-    return History(run, [attempts[n] for n in sorted(attempts)], stage_entries)
+    return History(run, [attempts[n] for n in sorted(attempts)])
 
 
 class AttemptClaim:

@@ -22,10 +22,11 @@ from typing import Any, TextIO
 from ..engine.durations import format_duration
 from ..record.clock import age, parse_iso
 from .closing import closing_lines
+from .lines import HOUR
+from .lines import MARKS as STAGE_MARKS
 
-HOUR = 3600.0
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-MARKS = {"succeeded": "✓", "stopped": "■", "failed": "✗", "interrupted": "✗", "reused": "↺", "provided": "↺"}
+MARKS = {**STAGE_MARKS, "interrupted": "✗", "reused": "↺", "provided": "↺"}
 STYLES = {"succeeded": "green", "stopped": "yellow", "failed": "red", "interrupted": "red", "reused": "cyan",
           "provided": "cyan", "running": "bold", "to-come": "dim"}
 
