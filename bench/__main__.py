@@ -39,8 +39,9 @@ def reading_figures(session: Session) -> list[Figure]:
     except ImportError as missing:  # the module, or the part of awf it reads, is not built yet
         return [Figure("reading", "reading", "listing runs, watch latency", skipped=f"not built yet ({missing})")]
     except Exception as problem:  # a broken benchmark is reported in the table, and the run exits 1
-        return [Figure("reading", "reading", "listing runs, watch latency",
-                       error=f"{type(problem).__name__}: {problem}")]
+        return [
+            Figure("reading", "reading", "listing runs, watch latency", error=f"{type(problem).__name__}: {problem}")
+        ]
     return found
 
 
@@ -65,8 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="a short pass: fewer samples, sizes up to 1,000")
     size.add_argument("--tiny", action="store_true", help="each benchmark once at toy sizes (what the tests run)")
-    parser.add_argument("--dir", type=Path, help="the scratch folder (default: a temporary one); "
-                        "its disk is the disk measured")
+    parser.add_argument(
+        "--dir", type=Path, help="the scratch folder (default: a temporary one); its disk is the disk measured"
+    )
     args = parser.parse_args(argv)
     config = Config.tiny() if args.tiny else Config.quick() if args.quick else Config.full()
     parent = args.dir

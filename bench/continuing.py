@@ -53,8 +53,9 @@ def continue_runs(session: Session, size: int) -> dict[str, Series]:
 
 
 def per_reused(samples: dict[str, Series], size: int) -> Series:
-    return combine(lambda cont, version: (cont.seconds - version.seconds) / (size - 1),
-                   samples["continue"], samples["version"])
+    return combine(
+        lambda cont, version: (cont.seconds - version.seconds) / (size - 1), samples["continue"], samples["version"]
+    )
 
 
 def marginal(session: Session, small: int, large: int) -> Series:
@@ -93,22 +94,45 @@ def figures(session: Session) -> list[Figure]:
     small = max(2, size // 10)
     samples = continue_runs(session, size)
     rows = [
-        filled(Figure("continue.version", FAMILY, "awf --version (in the same rounds)", short="awf --version"),
-               combine(lambda t: t.seconds, samples["version"])),
-        filled(Figure("continue.whole", FAMILY, f"awf run --continue, {size - 1:,} of {size:,} stages recorded",
-                      baseline="continue.version"),
-               combine(lambda t: t.seconds, samples["continue"])),
-        filled(Figure("continue.per-reused", FAMILY, "awf, per reused stage: (continue − --version) / reused",
-                      goal=UNDER_50_US, baseline="stages.floor"),
-               per_reused(samples, size)),
-        filled(Figure("continue.marginal", FAMILY,
-                      f"awf, marginal per reused stage ({small:,} → {size:,} stages)", goal=UNDER_50_US,
-                      baseline="stages.floor", short="awf's marginal per reused stage"),
-               marginal(session, small, size)),
+        filled(
+            Figure("continue.version", FAMILY, "awf --version (in the same rounds)", short="awf --version"),
+            combine(lambda t: t.seconds, samples["version"]),
+        ),
+        filled(
+            Figure(
+                "continue.whole",
+                FAMILY,
+                f"awf run --continue, {size - 1:,} of {size:,} stages recorded",
+                baseline="continue.version",
+            ),
+            combine(lambda t: t.seconds, samples["continue"]),
+        ),
+        filled(
+            Figure(
+                "continue.per-reused",
+                FAMILY,
+                "awf, per reused stage: (continue − --version) / reused",
+                goal=UNDER_50_US,
+                baseline="stages.floor",
+            ),
+            per_reused(samples, size),
+        ),
+        filled(
+            Figure(
+                "continue.marginal",
+                FAMILY,
+                f"awf, marginal per reused stage ({small:,} → {size:,} stages)",
+                goal=UNDER_50_US,
+                baseline="stages.floor",
+                short="awf's marginal per reused stage",
+            ),
+            marginal(session, small, size),
+        ),
     ]
     for peer, (name, _) in peers.PEERS.items():
-        figure = Figure(f"continue.{peer}", FAMILY, f"{name}, resume, per reused step (in-process)",
-                        baseline="continue.marginal")
+        figure = Figure(
+            f"continue.{peer}", FAMILY, f"{name}, resume, per reused step (in-process)", baseline="continue.marginal"
+        )
         why = peers.missing(peer)
         if why:
             figure.skipped = why

@@ -30,7 +30,7 @@ LINE = (
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def durable_writes(folder: Path, count: int) -> float:

@@ -103,16 +103,18 @@ def table_rows(figures: Sequence[Figure]) -> list[list[str]]:
         if figure.goal is not None:
             met = figure.goal.met(figure, ratio)
             goal = figure.goal.text + ("" if met is None else (" ✓" if met else " ✗ missed"))
-        rows.append([
-            figure.family,
-            figure.label,
-            show(figure.median, figure.unit),
-            f"{show(low, figure.unit)} – {show(high, figure.unit)}",
-            str(len(figure.samples)),
-            "" if ratio is None else f"{ratio:.2f}×",
-            (base.short or base.label) if base is not None and ratio is not None else "",
-            goal,
-        ])
+        rows.append(
+            [
+                figure.family,
+                figure.label,
+                show(figure.median, figure.unit),
+                f"{show(low, figure.unit)} – {show(high, figure.unit)}",
+                str(len(figure.samples)),
+                "" if ratio is None else f"{ratio:.2f}×",
+                (base.short or base.label) if base is not None and ratio is not None else "",
+                goal,
+            ]
+        )
     return rows
 
 
@@ -142,7 +144,11 @@ def settle() -> None:
 
 
 def run_timed(
-    command: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None, expect: Iterable[int] = (0,),
+    command: Sequence[str],
+    *,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    expect: Iterable[int] = (0,),
 ) -> Timed:
     """Run `command` and time it from spawn to exit. Raises BenchError on an unexpected exit code.
 
@@ -150,11 +156,18 @@ def run_timed(
     disk whose fsyncs are being measured."""
     start = time.perf_counter()
     process = subprocess.Popen(
-        list(command), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        list(command),
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     captured: dict[str, bytes] = {}
-    readers = [threading.Thread(target=lambda name=name, pipe=pipe: captured.__setitem__(name, pipe.read()))
-               for name, pipe in (("out", process.stdout), ("err", process.stderr))]
+    readers = [
+        threading.Thread(target=lambda name=name, pipe=pipe: captured.__setitem__(name, pipe.read()))
+        for name, pipe in (("out", process.stdout), ("err", process.stderr))
+    ]
     for reader in readers:
         reader.start()
     # wait4 gives this child's own rusage: its peak RSS, not the largest of all children so far.
@@ -165,8 +178,13 @@ def run_timed(
         reader.join()
     for pipe in (process.stdout, process.stderr):
         pipe.close()  # type: ignore[union-attr]
-    timed = Timed(seconds, usage.ru_maxrss * 1024, process.returncode,
-                  captured.get("out", b"").decode(errors="replace"), captured.get("err", b"").decode(errors="replace"))
+    timed = Timed(
+        seconds,
+        usage.ru_maxrss * 1024,
+        process.returncode,
+        captured.get("out", b"").decode(errors="replace"),
+        captured.get("err", b"").decode(errors="replace"),
+    )
     if timed.code not in tuple(expect):
         tail = "\n".join(timed.stderr.strip().splitlines()[-5:])
         raise BenchError(f"`{' '.join(command)}` exited {timed.code}: {tail}")

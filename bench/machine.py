@@ -60,8 +60,10 @@ def _editable_note() -> list[str]:
     start-up, `python -c pass` included: it inflates the start-up baseline and flatters ratios."""
     if not any(name.startswith("__editable___awf") for name in sys.modules):
         return []
-    return ["note: awf is installed editable here; every Python start pays for its import hook, "
-            "so start-up ratios read lower than with `pip install .`"]
+    return [
+        "note: awf is installed editable here; every Python start pays for its import hook, "
+        "so start-up ratios read lower than with `pip install .`"
+    ]
 
 
 def describe(work: Path) -> list[str]:
@@ -71,6 +73,7 @@ def describe(work: Path) -> list[str]:
         f"disk: {_disk(work.resolve())}",
         f"python {platform.python_version()} on {platform.system()} {platform.release()}",
         "awf {}, dbos {}, langgraph {}, langgraph-checkpoint-sqlite {}".format(
-            *(_version(name) for name in ("awf", "dbos", "langgraph", "langgraph-checkpoint-sqlite"))),
+            *(_version(name) for name in ("awf", "dbos", "langgraph", "langgraph-checkpoint-sqlite"))
+        ),
         *_editable_note(),
     ]

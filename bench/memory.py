@@ -30,8 +30,11 @@ def make_runs(session: Session, count: int) -> Path:
         session.awf_run(3, models, run_id=MODELS[0])
         session.awf_run(3, models, run_id=MODELS[1], stop_at=2)
         files = {
-            model: {path.relative_to(models / WORKFLOW / model): path.read_bytes()
-                    for path in (models / WORKFLOW / model).rglob("*") if path.is_file()}
+            model: {
+                path.relative_to(models / WORKFLOW / model): path.read_bytes()
+                for path in (models / WORKFLOW / model).rglob("*")
+                if path.is_file()
+            }
             for model in MODELS
         }
         root = session.scratch(f"runs-{count}")
@@ -57,9 +60,12 @@ def listing_runs(session: Session) -> Series | None:
     def take() -> Series:
         root = make_runs(session, session.config.runs)
         command = [*session.awf, "runs", "--run-root", str(root)]
-        return rounds(session.config.repeats, {
-            "runs": lambda: run_timed(command, cwd=session.project, env=session.env),
-        })["runs"]
+        return rounds(
+            session.config.repeats,
+            {
+                "runs": lambda: run_timed(command, cwd=session.project, env=session.env),
+            },
+        )["runs"]
 
     return session.once("listing", take)
 
@@ -70,8 +76,7 @@ def peak(series: Series) -> Series:
 
 def figures(session: Session) -> list[Figure]:
     size, count = session.config.stages, session.config.runs
-    listing = Figure("memory.runs", FAMILY, f"awf runs, over {count:,} runs", unit="bytes",
-                     baseline="memory.pass")
+    listing = Figure("memory.runs", FAMILY, f"awf runs, over {count:,} runs", unit="bytes", baseline="memory.pass")
     samples = listing_runs(session)
     if samples is None:
         listing.skipped = "this awf has no `awf runs` command yet"
@@ -79,9 +84,27 @@ def figures(session: Session) -> list[Figure]:
         filled(listing, peak(samples))
     return [
         filled(Figure("memory.pass", FAMILY, "python -c pass", unit="bytes"), peak(startup_runs(session)["pass"])),
-        filled(Figure("memory.run", FAMILY, f"awf run, {size:,} stages", unit="bytes", baseline="memory.pass",
-                      goal=UNDER_60_MB), peak(stage_runs(session, size, with_peers=True)["awf"])),
-        filled(Figure("memory.continue", FAMILY, f"awf run --continue, {size:,} stages", unit="bytes",
-                      baseline="memory.pass", goal=UNDER_60_MB), peak(continue_runs(session, size)["continue"])),
+        filled(
+            Figure(
+                "memory.run",
+                FAMILY,
+                f"awf run, {size:,} stages",
+                unit="bytes",
+                baseline="memory.pass",
+                goal=UNDER_60_MB,
+            ),
+            peak(stage_runs(session, size, with_peers=True)["awf"]),
+        ),
+        filled(
+            Figure(
+                "memory.continue",
+                FAMILY,
+                f"awf run --continue, {size:,} stages",
+                unit="bytes",
+                baseline="memory.pass",
+                goal=UNDER_60_MB,
+            ),
+            peak(continue_runs(session, size)["continue"]),
+        ),
         listing,
     ]

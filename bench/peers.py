@@ -50,8 +50,9 @@ def measure(peer: str, action: str, steps: int, db: Path) -> dict[str, Any]:
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
     expect = (CRASHED,) if action == "crash" else (0,)
-    timed = run_timed([sys.executable, "-m", "bench.peers", peer, action, str(steps), str(db)],
-                      cwd=db.parent, env=env, expect=expect)
+    timed = run_timed(
+        [sys.executable, "-m", "bench.peers", peer, action, str(steps), str(db)], cwd=db.parent, env=env, expect=expect
+    )
     if action == "crash":
         return {}
     try:
@@ -104,8 +105,14 @@ def _dbos(action: str, steps: int, db: Path) -> dict[str, Any]:
             step(i)
         return n
 
-    DBOS(config={"name": "awf-bench", "system_database_url": f"sqlite:///{db}", "log_level": "WARNING",
-                 "run_admin_server": False})
+    DBOS(
+        config={
+            "name": "awf-bench",
+            "system_database_url": f"sqlite:///{db}",
+            "log_level": "WARNING",
+            "run_admin_server": False,
+        }
+    )
     try:
         DBOS.launch()  # recovers the crashed workflow, if there is one
         if action == "resume":

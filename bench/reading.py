@@ -41,7 +41,7 @@ FAMILY_LIST = "awf runs"
 FAMILY_WATCH = "awf watch"
 AWF = [sys.executable, "-m", "awf"]
 
-WORKFLOW = textwrap.dedent('''
+WORKFLOW = textwrap.dedent("""
     import asyncio
     from pathlib import Path
 
@@ -69,7 +69,7 @@ WORKFLOW = textwrap.dedent('''
 
         await wf.stage("build", build, result={"type": "object"})
         await wf.stage("review", plan, result={"type": "object"})
-''').lstrip()
+""").lstrip()
 
 
 def _env() -> dict[str, str]:
@@ -84,8 +84,13 @@ def make_runs(folder: Path, count: int) -> Path:
     project.mkdir(parents=True)
     (project / "reading.py").write_text(WORKFLOW)
     for how in ("complete", "stop", "fail"):
-        subprocess.run([*AWF, "run", "reading.py", "--id", f"t-{how}", "--", how], cwd=project, env=_env(),
-                       capture_output=True, check=False)
+        subprocess.run(
+            [*AWF, "run", "reading.py", "--id", f"t-{how}", "--", how],
+            cwd=project,
+            env=_env(),
+            capture_output=True,
+            check=False,
+        )
     templates = [project / ".awf" / "runs" / "reading" / f"t-{how}" for how in ("complete", "stop", "fail")]
     root = folder / "runs"
     workflow_dir = root / "reading"
@@ -136,16 +141,26 @@ def listing_figures(runs: int = 10_000, repeats: int = 5, scratch: Path | None =
                 pass
             return time.perf_counter() - start
 
-        samples = rounds(repeats, {"runs": awf_runs, "walk": walk, "read": in_process_listing,
-                                   "bare": in_process_walk})
+        samples = rounds(repeats, {"runs": awf_runs, "walk": walk, "read": in_process_listing, "bare": in_process_walk})
     label = f"{runs:,} runs"
     return [
         Figure("reading.walk", FAMILY_LIST, f"walk the folders of {label} (python -c os.walk)", samples["walk"]),
-        Figure("reading.runs", FAMILY_LIST, f"awf runs over {label}", samples["runs"], baseline="reading.walk",
-               goal=Goal("≤ 3× the walk", ratio=3.0)),
+        Figure(
+            "reading.runs",
+            FAMILY_LIST,
+            f"awf runs over {label}",
+            samples["runs"],
+            baseline="reading.walk",
+            goal=Goal("≤ 3× the walk", ratio=3.0),
+        ),
         Figure("reading.walk-in", FAMILY_LIST, f"os.walk of {label}, in one process", samples["bare"]),
-        Figure("reading.read-in", FAMILY_LIST, f"summaries of {label}, in one process", samples["read"],
-               baseline="reading.walk-in"),
+        Figure(
+            "reading.read-in",
+            FAMILY_LIST,
+            f"summaries of {label}, in one process",
+            samples["read"],
+            baseline="reading.walk-in",
+        ),
     ]
 
 
@@ -191,13 +206,26 @@ def _watch_latencies(project: Path, log: Path, on_terminal: bool, pings: int) ->
     if on_terminal:
         master, slave = pty.openpty()
         env["TERM"] = "xterm"
-        process = subprocess.Popen([*AWF, "watch", "reading/live"], cwd=project, env=env, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.DEVNULL, stderr=slave, start_new_session=True)
+        process = subprocess.Popen(
+            [*AWF, "watch", "reading/live"],
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=slave,
+            start_new_session=True,
+        )
         os.close(slave)
         output = _Output(lambda: os.read(master, 65536))
     else:
-        process = subprocess.Popen([*AWF, "watch", "reading/live"], cwd=project, env=env, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        process = subprocess.Popen(
+            [*AWF, "watch", "reading/live"],
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         output = _Output(lambda: os.read(process.stderr.fileno(), 65536))  # type: ignore[union-attr]
     try:
         output.wait_for("build")
@@ -221,8 +249,13 @@ def watch_figures(pings: int = 30, scratch: Path | None = None) -> list[Figure]:
     with tempfile.TemporaryDirectory(dir=scratch) as temp:
         project = Path(temp)
         (project / "reading.py").write_text(WORKFLOW)
-        run = subprocess.Popen([*AWF, "run", "reading.py", "--id", "live", "--", "wait"], cwd=project, env=_env(),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        run = subprocess.Popen(
+            [*AWF, "run", "reading.py", "--id", "live", "--", "wait"],
+            cwd=project,
+            env=_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             deadline = time.monotonic() + 30
             while not (project / "ready").exists():
@@ -240,10 +273,16 @@ def watch_figures(pings: int = 30, scratch: Path | None = None) -> list[Figure]:
                 run.kill()
     goal = Goal("< 100 ms", below=0.100)
     return [
-        Figure("reading.watch-lines", FAMILY_WATCH, "a record change shown by awf watch (plain lines)", plain,
-               goal=goal),
-        Figure("reading.watch-live", FAMILY_WATCH, "a record change shown by awf watch (live view, a terminal)",
-               live, goal=goal),
+        Figure(
+            "reading.watch-lines", FAMILY_WATCH, "a record change shown by awf watch (plain lines)", plain, goal=goal
+        ),
+        Figure(
+            "reading.watch-live",
+            FAMILY_WATCH,
+            "a record change shown by awf watch (live view, a terminal)",
+            live,
+            goal=goal,
+        ),
     ]
 
 

@@ -36,13 +36,31 @@ def figures(session: Session) -> list[Figure]:
     for size in sizes:
         floor, awf = f"scale.floor@{size}", f"scale.awf@{size}"
         rows += [
-            filled(Figure(floor, FAMILY, f"floor, {size:,} stages, per stage", short=f"the floor at {size:,}"),
-                   combine(lambda seconds, size=size: seconds / size, stages(size)["floor"])),
-            filled(Figure(awf, FAMILY, f"awf run, {size:,} stages, per stage", baseline=floor, goal=within,
-                          short=f"awf at {size:,}"), per_stage(stages(size), size)),
-            filled(Figure(f"scale.continue@{size}", FAMILY,
-                          f"awf continue, {size:,} stages, per reused stage (less --version)",
-                          baseline=floor, goal=UNDER_50_US), per_reused(continue_runs(session, size), size)),
+            filled(
+                Figure(floor, FAMILY, f"floor, {size:,} stages, per stage", short=f"the floor at {size:,}"),
+                combine(lambda seconds, size=size: seconds / size, stages(size)["floor"]),
+            ),
+            filled(
+                Figure(
+                    awf,
+                    FAMILY,
+                    f"awf run, {size:,} stages, per stage",
+                    baseline=floor,
+                    goal=within,
+                    short=f"awf at {size:,}",
+                ),
+                per_stage(stages(size), size),
+            ),
+            filled(
+                Figure(
+                    f"scale.continue@{size}",
+                    FAMILY,
+                    f"awf continue, {size:,} stages, per reused stage (less --version)",
+                    baseline=floor,
+                    goal=UNDER_50_US,
+                ),
+                per_reused(continue_runs(session, size), size),
+            ),
         ]
     # Growth: below 100 stages the fixed costs and the noise drown the cost of one stage. A disk's
     # fsync may itself slow down over a long burst of them, so awf is judged by its ratio to the
@@ -52,15 +70,37 @@ def figures(session: Session) -> list[Figure]:
     for small, large in [(None, pairs[0][0]), *pairs] if pairs else []:
         key = f"scale.awf-to-floor@{large}"
         label = f"awf's ratio to the floor, {large:,} stages" + (f", beside {small:,}" if small else "")
-        rows.append(filled(Figure(key, FAMILY, label, unit="×", baseline=previous, goal=LINEAR if previous else None,
-                                  short=f"the ratio at {large:,}"), to_floor(stages(large), large)))
+        rows.append(
+            filled(
+                Figure(
+                    key,
+                    FAMILY,
+                    label,
+                    unit="×",
+                    baseline=previous,
+                    goal=LINEAR if previous else None,
+                    short=f"the ratio at {large:,}",
+                ),
+                to_floor(stages(large), large),
+            )
+        )
         previous = key
     previous = None
     for small, large in pairs:
         key = f"scale.continue-marginal@{small}-{large}"
         goal = LINEAR if previous else UNDER_50_US
-        rows.append(filled(Figure(key, FAMILY, f"awf continue, marginal per reused stage, {small:,} → {large:,}",
-                                  baseline=previous, goal=goal, short=f"{small:,} → {large:,}"),
-                           marginal(session, small, large)))
+        rows.append(
+            filled(
+                Figure(
+                    key,
+                    FAMILY,
+                    f"awf continue, marginal per reused stage, {small:,} → {large:,}",
+                    baseline=previous,
+                    goal=goal,
+                    short=f"{small:,} → {large:,}",
+                ),
+                marginal(session, small, large),
+            )
+        )
         previous = key
     return rows

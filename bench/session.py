@@ -22,7 +22,7 @@ WORKFLOW = "bench-stages"
 # A workflow as a user writes one: each stage an async function returning a small value checked
 # by a result schema. BENCH_STOP_AT stops the attempt before that stage, so a run can be left with
 # every stage but the last recorded, for a continue to finish.
-STAGES_FILE = textwrap.dedent('''
+STAGES_FILE = textwrap.dedent("""
     import os
 
     import awf
@@ -43,7 +43,7 @@ STAGES_FILE = textwrap.dedent('''
 
             await wf.stage(f"s{i:05d}", work, result=VALUE)
         return {"stages": n}
-''').lstrip()
+""").lstrip()
 
 
 @dataclass(frozen=True)
@@ -109,8 +109,9 @@ class Session:
         path.mkdir(parents=True)
         return path
 
-    def awf_run(self, size: int, root: Path, *, run_id: str = "r", stop_at: int | None = None,
-                resume: bool = False) -> Timed:
+    def awf_run(
+        self, size: int, root: Path, *, run_id: str = "r", stop_at: int | None = None, resume: bool = False
+    ) -> Timed:
         """`awf run` of the generated workflow: a new run of `size` stages, or a continue of one."""
         env = dict(self.env)
         if stop_at is not None:

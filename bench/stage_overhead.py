@@ -38,8 +38,9 @@ def _take(session: Session, size: int, with_peers: bool) -> dict[str, Series]:
     if with_peers:
         for peer in peers.PEERS:
             if peers.missing(peer) is None:
-                contenders[peer] = lambda peer=peer: peers.measure(
-                    peer, "run", size, scratch(peer) / "db.sqlite")["seconds"]
+                contenders[peer] = lambda peer=peer: peers.measure(peer, "run", size, scratch(peer) / "db.sqlite")[
+                    "seconds"
+                ]
     results = rounds(session.config.repeats_at(size), contenders)
     for folder in folders:
         session.discard(folder)
@@ -57,25 +58,53 @@ def figures(session: Session) -> list[Figure]:
     within = Goal("≤ 1.5× the floor", ratio=1.5)
     awf = per_stage(samples, size)
     rows = [
-        filled(Figure("stages.floor", FAMILY, f"floor: {size:,} stages' durable writes in a bare loop, per stage",
-                      short="the floor"),
-               combine(lambda s: s / size, samples["floor"])),
-        filled(Figure("stages.awf", FAMILY, f"awf run, {size:,} stages, per stage (less a run of none)",
-                      baseline="stages.floor", goal=within), awf),
-        filled(Figure("stages.awf-empty", FAMILY, "awf run of no stages: an attempt's fixed cost",
-                      baseline="startup.pass"),
-               combine(lambda t: t.seconds, samples["empty"])),
+        filled(
+            Figure(
+                "stages.floor",
+                FAMILY,
+                f"floor: {size:,} stages' durable writes in a bare loop, per stage",
+                short="the floor",
+            ),
+            combine(lambda s: s / size, samples["floor"]),
+        ),
+        filled(
+            Figure(
+                "stages.awf",
+                FAMILY,
+                f"awf run, {size:,} stages, per stage (less a run of none)",
+                baseline="stages.floor",
+                goal=within,
+            ),
+            awf,
+        ),
+        filled(
+            Figure(
+                "stages.awf-empty", FAMILY, "awf run of no stages: an attempt's fixed cost", baseline="startup.pass"
+            ),
+            combine(lambda t: t.seconds, samples["empty"]),
+        ),
     ]
     for peer, (name, _) in peers.PEERS.items():
         key = f"stages.{peer}"
-        figure = Figure(key, FAMILY, f"{name}, {size:,} steps, per step", baseline="stages.floor",
-                        short=name.split(" (")[0])
+        figure = Figure(
+            key, FAMILY, f"{name}, {size:,} steps, per step", baseline="stages.floor", short=name.split(" (")[0]
+        )
         why = peers.missing(peer)
         if why:
             figure.skipped = why
             rows.append(figure)
             continue
         rows.append(filled(figure, combine(lambda s: s / size, samples[peer])))
-        rows.append(filled(Figure(f"stages.awf-vs-{peer}", FAMILY, f"awf per stage, beside {name} per step",
-                                  baseline=key, goal=Goal("< 1× (below the peer)", ratio=1.0)), awf))
+        rows.append(
+            filled(
+                Figure(
+                    f"stages.awf-vs-{peer}",
+                    FAMILY,
+                    f"awf per stage, beside {name} per step",
+                    baseline=key,
+                    goal=Goal("< 1× (below the peer)", ratio=1.0),
+                ),
+                awf,
+            )
+        )
     return rows

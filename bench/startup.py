@@ -16,8 +16,9 @@ WITHIN_4X = Goal("≤ 4× python -c pass", ratio=4.0)
 
 
 def has_runs_command(session: Session) -> bool:
-    return run_timed([*session.awf, "runs", "--help"], cwd=session.project, env=session.env,
-                     expect=range(256)).code == 0
+    return (
+        run_timed([*session.awf, "runs", "--help"], cwd=session.project, env=session.env, expect=range(256)).code == 0
+    )
 
 
 def startup_runs(session: Session) -> dict[str, Series]:
@@ -32,8 +33,9 @@ def startup_runs(session: Session) -> dict[str, Series]:
             "version": session.awf_version,
         }
         if has_runs_command(session):
-            contenders["runs"] = lambda: run_timed([*session.awf, "runs", "--run-root", str(empty)],
-                                                   cwd=session.project, env=session.env)
+            contenders["runs"] = lambda: run_timed(
+                [*session.awf, "runs", "--run-root", str(empty)], cwd=session.project, env=session.env
+            )
         return rounds(session.config.startup_repeats, contenders)
 
     return session.once("startup", take)
@@ -52,9 +54,13 @@ def figures(session: Session) -> list[Figure]:
         runs.skipped = "this awf has no `awf runs` command yet"
     return [
         filled(Figure("startup.pass", FAMILY, "python -c pass"), seconds(samples["pass"])),
-        filled(Figure("startup.version", FAMILY, "awf --version", baseline="startup.pass", goal=WITHIN_4X),
-               seconds(samples["version"])),
+        filled(
+            Figure("startup.version", FAMILY, "awf --version", baseline="startup.pass", goal=WITHIN_4X),
+            seconds(samples["version"]),
+        ),
         runs,
-        filled(Figure("startup.import", FAMILY, 'python -c "import awf"', baseline="startup.pass"),
-               seconds(samples["import"])),
+        filled(
+            Figure("startup.import", FAMILY, 'python -c "import awf"', baseline="startup.pass"),
+            seconds(samples["import"]),
+        ),
     ]

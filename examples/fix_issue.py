@@ -50,8 +50,9 @@ def script(name: str) -> dict:
 async def fix_issue(wf: awf.Context, issue: str):
     async def make_plan():
         planner = await wf.agents.open(key="planner", runtime=script("planner.py"))
-        turn = await planner.run(prompt=f"Plan a fix for {issue}. Name the branch you will work on.", schema=PLAN,
-                                 timeout=120)
+        turn = await planner.run(
+            prompt=f"Plan a fix for {issue}. Name the branch you will work on.", schema=PLAN, timeout=120
+        )
         if not turn.outcome.answered:
             wf.stop(f"no plan: {turn.outcome.reason}")
         return turn.outcome.value
@@ -72,12 +73,17 @@ async def fix_issue(wf: awf.Context, issue: str):
         reviewer = await wf.agents.open(key="reviewer", runtime=script("reviewer.py"))
         # A continue's agents are new: the prompt names everything the reviewer needs.
         turn = await reviewer.run(
-            prompt=f"Review commit {built['commit']} on {plan['branch']} as a fix for {issue}.", schema=VERDICT,
+            prompt=f"Review commit {built['commit']} on {plan['branch']} as a fix for {issue}.",
+            schema=VERDICT,
             timeout=120,
         )
         if not turn.outcome.answered:
             wf.stop(f"no review: {turn.outcome.reason}")
         return turn.outcome.value
 
-    return await wf.stage("review", review, result=VERDICT,
-                          summary=lambda v: "approved" if v["approved"] else f"{len(v['findings'])} findings")
+    return await wf.stage(
+        "review",
+        review,
+        result=VERDICT,
+        summary=lambda v: "approved" if v["approved"] else f"{len(v['findings'])} findings",
+    )

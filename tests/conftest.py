@@ -42,19 +42,35 @@ class Project:
         file.write_text(textwrap.dedent(text).lstrip())
         return file
 
-    def awf(self, *args: str, timeout: float = 60, env: dict[str, str] | None = None,
-            cwd: Path | None = None, input: str | None = None) -> Result:
+    def awf(
+        self,
+        *args: str,
+        timeout: float = 60,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        input: str | None = None,
+    ) -> Result:
         done = subprocess.run(
-            [*AWF, *args], cwd=cwd or self.path, env={**self.env, **(env or {})}, input=input,
-            capture_output=True, text=True, timeout=timeout,
+            [*AWF, *args],
+            cwd=cwd or self.path,
+            env={**self.env, **(env or {})},
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
         return Result(done.returncode, done.stdout, done.stderr)
 
     def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
         """awf in the background, in a session of its own, as a terminal would run it."""
         return subprocess.Popen(
-            [*AWF, *args], cwd=self.path, env={**self.env, **(env or {})}, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, start_new_session=True,
+            [*AWF, *args],
+            cwd=self.path,
+            env={**self.env, **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
 
     def run_dir(self, workflow: str, run_id: str) -> Path:

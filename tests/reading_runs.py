@@ -15,7 +15,7 @@ from pathlib import Path
 
 from conftest import Project, Result, finish
 
-STEPS = '''
+STEPS = """
 import asyncio
 from pathlib import Path
 
@@ -59,7 +59,7 @@ async def steps(wf, how):
         return f"approved {built['branch']}"
 
     return await wf.stage("review", review, result={"type": "string"}, summary=str)
-'''
+"""
 
 
 def write_steps(project: Project) -> None:

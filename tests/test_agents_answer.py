@@ -17,8 +17,9 @@ AWF = [sys.executable, "-m", "awf"]
 
 def answer(env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     clean = {name: value for name, value in os.environ.items() if not name.startswith("AWF_")}
-    return subprocess.run([*AWF, "answer", *args], env={**clean, **env}, input=stdin, capture_output=True,
-                          text=True, timeout=30)
+    return subprocess.run(
+        [*AWF, "answer", *args], env={**clean, **env}, input=stdin, capture_output=True, text=True, timeout=30
+    )
 
 
 class Pair:

@@ -88,8 +88,9 @@ class Agents:
 
     def run(self, run_id: str, runtime: dict[str, Any] | None = None, **env: str) -> Any:
         runtime = runtime or {"harness": self.harness}
-        return self.project.awf("run", str(self.workflow), "--id", run_id,
-                                env={"AGENT_RUNTIME": json.dumps(runtime), **env}, timeout=120)
+        return self.project.awf(
+            "run", str(self.workflow), "--id", run_id, env={"AGENT_RUNTIME": json.dumps(runtime), **env}, timeout=120
+        )
 
     def turns(self, run_id: str) -> list[dict[str, Any]]:
         return [entry for entry in self.project.log("ask", run_id) if entry["kind"] == "turn"]
@@ -127,8 +128,9 @@ def test_an_invalid_answer_is_refused_by_awf_answer_and_corrected(agents: Agents
     assert turn["outcome"] == "answered" and turn["nudged"] is False
 
 
-def test_no_answer_then_the_recovery_prompt_in_the_same_session_then_unanswered(agents: Agents,
-                                                                                  model: FakeModel) -> None:
+def test_no_answer_then_the_recovery_prompt_in_the_same_session_then_unanswered(
+    agents: Agents, model: FakeModel
+) -> None:
     model.script(Text("I looked at the parser."), Text("Still looking."))
     done = agents.run("silent")
 
@@ -141,12 +143,16 @@ def test_no_answer_then_the_recovery_prompt_in_the_same_session_then_unanswered(
     assert len(model.conversation) == 2
 
 
-@pytest.mark.parametrize(("code", "message", "words"), [
-    (401, "invalid x-api-key", {"claude": "Invalid API key", "codex": "401 Unauthorized: invalid x-api-key"}),
-    (500, "the fake model broke", {"claude": "API Error: 500 the fake model broke", "codex": "high demand"}),
-])
-def test_a_refusing_model_server_fails_the_turn_in_the_clis_words(agents: Agents, model: FakeModel, code: int,
-                                                                   message: str, words: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("code", "message", "words"),
+    [
+        (401, "invalid x-api-key", {"claude": "Invalid API key", "codex": "401 Unauthorized: invalid x-api-key"}),
+        (500, "the fake model broke", {"claude": "API Error: 500 the fake model broke", "codex": "high demand"}),
+    ],
+)
+def test_a_refusing_model_server_fails_the_turn_in_the_clis_words(
+    agents: Agents, model: FakeModel, code: int, message: str, words: dict[str, str]
+) -> None:
     model.script(Status(code, message, times=None))
     done = agents.run(f"refused-{code}")
 
@@ -197,8 +203,9 @@ def test_a_second_turn_resumes_the_agents_session(agents: Agents, model: FakeMod
 
 def test_ctrl_c_mid_turn_ends_the_clis_process_group(agents: Agents, model: FakeModel) -> None:
     model.script(Silence())
-    process = agents.project.start("run", str(agents.workflow), "--id", "stopped",
-                                   env={"AGENT_RUNTIME": json.dumps({"harness": agents.harness})})
+    process = agents.project.start(
+        "run", str(agents.workflow), "--id", "stopped", env={"AGENT_RUNTIME": json.dumps({"harness": agents.harness})}
+    )
     deadline = time.monotonic() + 60
     while not model.conversation:
         assert time.monotonic() < deadline, "the CLI never asked the model"
@@ -226,7 +233,7 @@ def _stat(pid: str) -> list[str]:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return []
-    return text[text.rfind(")") + 2:].split()
+    return text[text.rfind(")") + 2 :].split()
 
 
 def _pgid(pid: str) -> int | None:
@@ -254,8 +261,11 @@ def test_tokens_and_cost_of_a_turn_answered_in_its_last_message(agents: Agents, 
         from genai_prices import Usage as Priced
         from genai_prices import calc_price
 
-        expected = calc_price(Priced(input_tokens=1200, cache_read_tokens=200, output_tokens=50),
-                              model_ref=usage["model"], provider_id="openai")
+        expected = calc_price(
+            Priced(input_tokens=1200, cache_read_tokens=200, output_tokens=50),
+            model_ref=usage["model"],
+            provider_id="openai",
+        )
         assert turn["cost"] == pytest.approx(float(expected.total_price))
     [totals] = [line for line in done.stderr.splitlines() if line.strip().startswith("totals:")]
     assert "1 turn · $" in totals
@@ -296,12 +306,15 @@ def test_claude_without_a_login_fails_the_turn_saying_to_log_in(project: Project
 
 def test_a_cli_too_old_for_an_option_names_the_version_needed(project: Project, model: FakeModel) -> None:
     claude = Agents(project, "claude", model.url)
-    old = project.write("old-claude", """
+    old = project.write(
+        "old-claude",
+        """
         #!/bin/sh
         if [ "$1" = "--version" ]; then echo "1.0.3 (Claude Code)"; exit 0; fi
         echo "error: unknown option '--effort'" >&2
         exit 1
-    """)
+    """,
+    )
     old.chmod(0o755)
     project.env["AWF_CLAUDE"] = str(old)
     done = claude.run("old", {"harness": "claude", "effort": "high"})
@@ -321,8 +334,10 @@ def test_awf_codex_that_is_not_a_program_fails_the_turn_saying_so(project: Proje
     assert done.code == 3, done.stderr
     [turn] = codex.turns("nowhere")
     assert turn["outcome"] == "failed"
-    assert turn["reason"] == (f"codex: AWF_CODEX is {project.path / 'no-such-codex'}, which is not an executable "
-                              "file: fix it, or unset it to use codex on PATH")
+    assert turn["reason"] == (
+        f"codex: AWF_CODEX is {project.path / 'no-such-codex'}, which is not an executable "
+        "file: fix it, or unset it to use codex on PATH"
+    )
 
 
 FIX_ISSUE = """
@@ -369,19 +384,22 @@ async def fix_issue(wf, issue):
 
 
 def test_the_seeds_fix_issue_stops_without_a_review_and_a_continue_reruns_only_the_review(
-        project: Project, model: FakeModel) -> None:
+    project: Project, model: FakeModel
+) -> None:
     Agents(project, "codex", model.url)  # CODEX_HOME with the fake provider
     home = project.path.parent / "home"
     project.env.update(claude_env(model.url, home))
     require("claude")
     workflow = project.write("fix_issue.py", FIX_ISSUE)
     model.script(
-        answer(PLAN_VALUE), Text("Planned."),  # planner, claude
-        answer({"commit": "4be1c07"}), Text("Built."),  # builder, claude
-        Text("I read the diff."), Text("Still reading."),  # reviewer, codex: no answer, then none to the nudge
+        answer(PLAN_VALUE),
+        Text("Planned."),  # planner, claude
+        answer({"commit": "4be1c07"}),
+        Text("Built."),  # builder, claude
+        Text("I read the diff."),
+        Text("Still reading."),  # reviewer, codex: no answer, then none to the nudge
     )
-    first = project.awf("run", str(workflow), "--id", "212", "--", "#212: dates before 1970 parse as null",
-                        timeout=120)
+    first = project.awf("run", str(workflow), "--id", "212", "--", "#212: dates before 1970 parse as null", timeout=120)
     assert first.code == 3, first.stderr
     assert "■ fix-issue/212 stopped in review (attempt 1, exit 3)" in first.stderr
     # The closing block adds up turns and cost by stage and by agent.
@@ -403,12 +421,16 @@ def test_the_seeds_fix_issue_stops_without_a_review_and_a_continue_reruns_only_t
     assert not model.left
 
 
-@pytest.mark.parametrize(("page", "argv", "value"), [
-    ("claude.md", ["plan.py", "--id", "212", "--", "#212: dates before 1970 parse as null"], PLAN_VALUE),
-    ("codex.md", ["review.py", "--id", "4be1c07", "--", "4be1c07"], {"approved": True, "findings": []}),
-])
-def test_the_pages_example_runs_on_the_real_cli(project: Project, model: FakeModel, page: str, argv: list[str],
-                                                value: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("page", "argv", "value"),
+    [
+        ("claude.md", ["plan.py", "--id", "212", "--", "#212: dates before 1970 parse as null"], PLAN_VALUE),
+        ("codex.md", ["review.py", "--id", "4be1c07", "--", "4be1c07"], {"approved": True, "findings": []}),
+    ],
+)
+def test_the_pages_example_runs_on_the_real_cli(
+    project: Project, model: FakeModel, page: str, argv: list[str], value: dict[str, Any]
+) -> None:
     from test_docs import DOCS, examples
 
     Agents(project, page.removesuffix(".md"), model.url)

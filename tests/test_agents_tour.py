@@ -20,10 +20,10 @@ def test_the_tour_stops_in_review_and_the_continue_completes(tmp_path: Path) -> 
     awf = bin_dir / "awf"
     awf.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m awf "$@"\n')
     awf.chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "TMPDIR": str(tmp_path),
-           "NO_COLOR": "1"}
-    done = subprocess.run(["bash", str(TOUR)], env=env, capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "TMPDIR": str(tmp_path), "NO_COLOR": "1"}
+    done = subprocess.run(
+        ["bash", str(TOUR)], env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "(exit 3: the run stopped in review" in done.stdout
     assert "■ fix-issue/212 stopped in review (attempt 1, exit 3)" in done.stderr

@@ -40,7 +40,7 @@ def test_the_prompt_ends_with_how_to_answer_and_the_schema(project: Project) -> 
     assert project.awf("run", ASK, "--id", "p", "--", "answer.py", json.dumps(PLAN_VALUE)).code == 0
     sent = (turn_dir(project, "p") / "1.prompt.txt").read_text()
     assert sent.startswith("Plan a fix for #212.\n")
-    how = sent[sent.index("awf answer"):]
+    how = sent[sent.index("awf answer") :]
     assert '"required": [' in how and '"branch"' in how and "additionalProperties" in how
 
 

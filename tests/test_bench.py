@@ -20,8 +20,13 @@ FAMILIES = ["start-up", "stage overhead", "continue", "memory", "scale"]
 
 
 def test_every_benchmark_runs_to_its_table(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "bench", "--tiny", "--dir", str(tmp_path)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--tiny", "--dir", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     rows = [line for line in done.stdout.splitlines() if line.startswith("| ")][1:]
     assert not [row for row in rows if "error:" in row], done.stdout
@@ -35,8 +40,9 @@ def test_every_benchmark_runs_to_its_table(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == [], "the scratch folder is left behind"
 
 
-def test_a_peer_that_is_not_installed_is_skipped_and_awf_still_measured(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_peer_that_is_not_installed_is_skipped_and_awf_still_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(peers, "PEERS", {"nothere": ("Not There", ["no_such_module_for_awf_bench"])})
     figures = {figure.key: figure for figure in stage_overhead.figures(Session(Config.tiny(), tmp_path))}
     assert "no_such_module_for_awf_bench is not installed" in (figures["stages.nothere"].skipped or "")

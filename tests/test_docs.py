@@ -50,14 +50,25 @@ def test_the_pages_examples_run_as_written(page: Path, tmp_path: Path):
             if not command:
                 continue
             expected = int(EXIT.search(line)[1]) if EXIT.search(line) else 0
-            done = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True,
-                                  timeout=60)
+            done = subprocess.run(
+                command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+            )
             assert done.returncode == expected, f"{page.name}: {command}\n{done.stdout}\n{done.stderr}"
             ran += 1
     assert ran, f"{page.name} has no command that ran"
 
 
 def test_every_concept_has_a_page():
-    for name in ("runs", "stages", "durability", "redo", "start-part-way", "changing-code", "events", "agents",
-                 "cli", "panes"):
+    for name in (
+        "runs",
+        "stages",
+        "durability",
+        "redo",
+        "start-part-way",
+        "changing-code",
+        "events",
+        "agents",
+        "cli",
+        "panes",
+    ):
         assert (DOCS / f"{name}.md").exists(), name

@@ -185,8 +185,12 @@ def test_a_code_change_between_attempts_reuses_the_records_as_they_are(three: Pr
     assert three.awf("run", "three.py", "--id", "r1").code == 3
     # A reworded prompt, new code between stages: the records still fit, so they are reused.
     source = (three.path / "three.py").read_text()
-    three.write("three.py", source.replace('"Three stages."', '"Three stages, reworded."')
-                .replace("    return {", "    print('new code', file=__import__('sys').stderr)\n    return {"))
+    three.write(
+        "three.py",
+        source.replace('"Three stages."', '"Three stages, reworded."').replace(
+            "    return {", "    print('new code', file=__import__('sys').stderr)\n    return {"
+        ),
+    )
     mode(three, "review", None)
     second = three.awf("run", "three.py", "--id", "r1", "--continue")
     assert second.code == 0, second.stderr

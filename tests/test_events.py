@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import AWF, Project
 
-MERGE = '''
+MERGE = """
 import asyncio
 from pathlib import Path
 
@@ -42,7 +42,7 @@ async def merge(wf):
     said = await wf.stage("merge", lambda: work(wf, "merge", f"{winner.name}:{winner.value}"),
                           result={"type": "string"})
     return {"mr": mr["mr"], "checked": checked, "said": said}
-'''
+"""
 
 
 @pytest.fixture
@@ -125,11 +125,14 @@ def test_an_event_id_sent_twice_is_queued_once(merge: Project):
     assert len(lines) == 1
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["nope"], "has no event 'nope'; its workflow declares: approved, ci, note"),
-    (["ci", "--data", '{"passed": "yes"}'], "$.passed: 'yes' is not of type 'boolean'"),
-    (["ci", "--data", "{not json"], "is not JSON"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope"], "has no event 'nope'; its workflow declares: approved, ci, note"),
+        (["ci", "--data", '{"passed": "yes"}'], "$.passed: 'yes' is not of type 'boolean'"),
+        (["ci", "--data", "{not json"], "is not JSON"),
+    ],
+)
 def test_a_bad_event_is_refused_and_nothing_is_queued(merge: Project, args: list[str], message: str):
     merge.awf("run", "merge.py", "--id", "m1")
     result = merge.awf("send", "merge/m1", *args)
@@ -139,12 +142,16 @@ def test_a_bad_event_is_refused_and_nothing_is_queued(merge: Project, args: list
 
 
 def test_a_race_between_an_event_and_a_timer_is_replayed_on_the_next_wake(project: Project):
-    project.write("merge.py", MERGE.replace("{remind}", "1s") + '''
+    project.write(
+        "merge.py",
+        MERGE.replace("{remind}", "1s")
+        + """
 
 @awf.workflow(name="after", description="unused", events={"x": None})
 async def after(wf):
     pass
-''')
+""",
+    )
     assert project.awf("run", "merge.py:merge", "--id", "m1").code == 0
     assert project.awf("send", "merge/m1", "ci", "--data", '{"passed": true}', "--no-wake").code == 0
     woke = project.awf("wake")
@@ -203,6 +210,7 @@ def test_a_crash_after_a_wake_costs_nothing_awf_wake_goes_on(merge: Project):
 
 # Redo in a run with events.
 
+
 def completed(merge: Project) -> None:
     merge.awf("run", "merge.py", "--id", "m1")
     merge.awf("send", "merge/m1", "ci", "--data", '{"passed": true}', "--no-wake")
@@ -215,13 +223,15 @@ def test_a_redo_reuses_what_comes_before_and_reruns_what_comes_after_replaying_t
     before = out(merge)["value"]
     result = merge.awf("run", "merge.py", "--id", "m1", "--continue", "--from-stage", "check", "--json")
     assert result.code == 0, result.stderr
-    assert [(s["stage"], s["how"]) for s in result.out["stages"]] == [("open", "reused"), ("check", "ran"),
-                                                                      ("merge", "ran")]
+    assert [(s["stage"], s["how"]) for s in result.out["stages"]] == [
+        ("open", "reused"),
+        ("check", "ran"),
+        ("merge", "ran"),
+    ]
     assert result.out["value"] == before  # same CI event, same race answer
 
 
-def test_a_take_older_than_the_redo_is_not_taken_again_so_the_redo_parks_and_the_next_wake_finishes_it(
-        merge: Project):
+def test_a_take_older_than_the_redo_is_not_taken_again_so_the_redo_parks_and_the_next_wake_finishes_it(merge: Project):
     completed(merge)
     result = merge.awf("run", "merge.py", "--id", "m1", "--continue", "--from-stage", "open", "--json")
     assert result.code == 0 and result.out["outcome"] == "parked"
@@ -258,19 +268,24 @@ def test_a_crash_inside_the_redo_does_not_drop_it(merge: Project):
 
 
 def test_wf_events_in_a_workflow_without_events_is_a_clear_failure(project: Project):
-    project.write("plain.py", '''
+    project.write(
+        "plain.py",
+        """
 import awf
 
 @awf.workflow(name="plain", description="No events.")
 async def plain(wf):
     await wf.events.receive("x")
-''')
+""",
+    )
     result = project.awf("run", "plain.py", "--json")
     assert result.code == 1 and "declares no events" in result.out["reason"]
 
 
 def test_a_sleep_parks_until_its_time_of_day_and_awf_wake_before_it_does_nothing(project: Project):
-    project.write("cool.py", '''
+    project.write(
+        "cool.py",
+        """
 import awf
 
 @awf.workflow(name="merge", description="Cool off, then go.", events={"unused": None})
@@ -278,7 +293,8 @@ async def cool(wf):
     await wf.stage("before", lambda: None)
     await wf.events.sleep("cool-off", "1s")
     return await wf.stage("after", lambda: wf.attempt, result={"type": "integer"})
-''')
+""",
+    )
     first = project.awf("run", "cool.py", "--id", "m1", "--json")
     assert first.code == 0 and first.out["outcome"] == "parked" and first.out["waits"][0]["due"]
     assert project.awf("wake").stdout == ""

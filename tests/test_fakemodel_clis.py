@@ -36,8 +36,16 @@ class Ran:
 
 def run(argv: list[str], env: dict[str, str], cwd: Path, prompt: str, timeout: float = 60) -> Ran:
     """Run a CLI in a session of its own (as awf does) and read its JSON lines."""
-    process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         stdout, stderr = process.communicate(prompt, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -65,8 +73,9 @@ def work(tmp_path: Path) -> Path:
 # -- claude -------------------------------------------------------------------------------------
 
 
-def claude(model_url: str, tmp_path: Path, work: Path, prompt: str, *options: str,
-           env: dict[str, str] | None = None) -> Ran:
+def claude(
+    model_url: str, tmp_path: Path, work: Path, prompt: str, *options: str, env: dict[str, str] | None = None
+) -> Ran:
     program = require("claude")
     env = {**base_env(), **claude_env(model_url, tmp_path / "claude-home"), **(env or {})}
     (tmp_path / "claude-home").mkdir(exist_ok=True)
@@ -75,8 +84,16 @@ def claude(model_url: str, tmp_path: Path, work: Path, prompt: str, *options: st
 
 def test_claude_answers_in_text(model: FakeModel, tmp_path: Path, work: Path) -> None:
     model.script(Text("Hello from the fake model", usage=Usage(input=200, cached=50, output=7)))
-    ran = claude(model.url, tmp_path, work, "Say hello.", "--append-system-prompt", "AWF-INSTRUCTIONS",
-                 "--model", "claude-sonnet-4-5")
+    ran = claude(
+        model.url,
+        tmp_path,
+        work,
+        "Say hello.",
+        "--append-system-prompt",
+        "AWF-INSTRUCTIONS",
+        "--model",
+        "claude-sonnet-4-5",
+    )
 
     assert ran.code == 0, ran.stderr
     init, result = ran.events[0], ran.of("result")[-1]
@@ -101,8 +118,9 @@ def test_claude_runs_a_shell_command_it_is_allowed(model: FakeModel, tmp_path: P
 
     assert ran.code == 0, ran.stderr
     assert (work / "made-by-claude").exists()
-    [tool_result] = [block for event in ran.of("user") for block in event["message"]["content"]
-                     if block.get("type") == "tool_result"]
+    [tool_result] = [
+        block for event in ran.of("user") for block in event["message"]["content"] if block.get("type") == "tool_result"
+    ]
     assert tool_result["is_error"] is False and "touched" in str(tool_result["content"])
     second = model.conversation[1]
     assert "touched" in second.text()
@@ -115,8 +133,9 @@ def test_claude_asks_before_a_command_it_is_not_allowed(model: FakeModel, tmp_pa
 
     assert ran.code == 0, ran.stderr
     assert not (work / "not-allowed").exists()
-    [tool_result] = [block for event in ran.of("user") for block in event["message"]["content"]
-                     if block.get("type") == "tool_result"]
+    [tool_result] = [
+        block for event in ran.of("user") for block in event["message"]["content"] if block.get("type") == "tool_result"
+    ]
     assert tool_result["is_error"] is True and "needs approval" in str(tool_result["content"])
 
 
@@ -143,13 +162,17 @@ def test_claude_resumes_its_session(model: FakeModel, tmp_path: Path, work: Path
     assert this_run["costUSD"] == pytest.approx(result["total_cost_usd"] / 2)
 
 
-@pytest.mark.parametrize(("code", "message", "words"), [
-    (401, "invalid x-api-key", "Invalid API key · Fix external API key"),  # Anthropic's own 401 text
-    (401, "refused by the fake model", "Failed to authenticate. API Error: 401 refused by the fake model"),
-    (500, "the fake model broke", "API Error: 500 the fake model broke."),
-])
-def test_claude_reports_a_refusing_server(model: FakeModel, tmp_path: Path, work: Path, code: int, message: str,
-                                          words: str) -> None:
+@pytest.mark.parametrize(
+    ("code", "message", "words"),
+    [
+        (401, "invalid x-api-key", "Invalid API key · Fix external API key"),  # Anthropic's own 401 text
+        (401, "refused by the fake model", "Failed to authenticate. API Error: 401 refused by the fake model"),
+        (500, "the fake model broke", "API Error: 500 the fake model broke."),
+    ],
+)
+def test_claude_reports_a_refusing_server(
+    model: FakeModel, tmp_path: Path, work: Path, code: int, message: str, words: str
+) -> None:
     model.script(Status(code, message, times=None))
     ran = claude(model.url, tmp_path, work, "Say hello.")
 
@@ -194,8 +217,17 @@ def test_claude_refuses_an_unknown_option(tmp_path: Path, work: Path) -> None:
 # -- codex --------------------------------------------------------------------------------------
 
 
-def codex(model_url: str, tmp_path: Path, work: Path, prompt: str, *options: str, after: tuple[str, ...] = (),
-          retries: int = 1, idle_ms: int = 20000, timeout: float = 60) -> Ran:
+def codex(
+    model_url: str,
+    tmp_path: Path,
+    work: Path,
+    prompt: str,
+    *options: str,
+    after: tuple[str, ...] = (),
+    retries: int = 1,
+    idle_ms: int = 20000,
+    timeout: float = 60,
+) -> Ran:
     program = require("codex")
     home = tmp_path / "codex-home"
     home.mkdir(exist_ok=True)
@@ -279,8 +311,15 @@ def test_codex_reports_a_500_in_its_own_words(model: FakeModel, tmp_path: Path, 
 
 def watch(argv: list[str], env: dict[str, str], cwd: Path, prompt: str, seconds: float) -> tuple[list[dict], bool]:
     """Start a CLI, read its events for `seconds`, then end its process group: (events, still running)."""
-    process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, start_new_session=True)
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write(prompt.encode())
     process.stdin.close()
@@ -309,8 +348,13 @@ def watch(argv: list[str], env: dict[str, str], cwd: Path, prompt: str, seconds:
 def test_codex_keeps_reconnecting_when_the_server_is_down(tmp_path: Path, work: Path) -> None:
     program = require("codex")
     (tmp_path / "codex-home").mkdir()
-    argv = [program, "exec", "--json", "--skip-git-repo-check",
-            *codex_config(f"http://127.0.0.1:{unused_port()}", retries=0)]
+    argv = [
+        program,
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        *codex_config(f"http://127.0.0.1:{unused_port()}", retries=0),
+    ]
     events, running = watch(argv, {**base_env(), **codex_env(tmp_path / "codex-home")}, work, "hi", seconds=6)
 
     assert running, "codex gave up on its own"

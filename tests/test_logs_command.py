@@ -39,7 +39,7 @@ def test_every_entry_as_a_line_with_its_cursor(world):
     starts = [0, *[i + 1 for i, byte in enumerate(log) if byte == 10][:-1]]
     assert cursors == starts  # one printed line per entry, each at the offset its entry starts at
     text = result.stdout
-    assert "run steps/stopped created: argv [\"stop\"]" in text
+    assert 'run steps/stopped created: argv ["stop"]' in text
     assert "attempt 1 started (pid" in text and "attempt 2 started (pid" in text and "--continue" in text
     assert "#1 ✓ plan" in text and "docs/stopped.md" in text
     assert "#1 building the stop way" in text
@@ -55,7 +55,7 @@ def test_json_lines_carry_cursor_text_and_entry(world):
     failed = next(item for item in items if item["entry"]["kind"] == "stage" and item["entry"]["stage"] == "build")
     assert failed["text"].startswith("#1 ✗ build  failed: RuntimeError: the build broke")
     raw = (project.run_dir("steps", "failed") / "run.jsonl").read_bytes()
-    assert json.loads(raw[failed["cursor"]:].split(b"\n")[0]) == failed["entry"]
+    assert json.loads(raw[failed["cursor"] :].split(b"\n")[0]) == failed["entry"]
 
 
 def test_filters_by_attempt_and_stage(world):

@@ -8,14 +8,14 @@ import sys
 import pytest
 from conftest import Project
 
-AGENT = '''
+AGENT = """
 import json, subprocess, sys
 prompt = sys.stdin.read()
 word = prompt.splitlines()[0].split()[-1]
 subprocess.run([sys.argv[1], "-m", "awf", "answer", json.dumps({"word": word})], check=True)
-'''
+"""
 
-FLOW = f'''
+FLOW = f"""
 import sys
 
 import awf
@@ -33,7 +33,7 @@ async def echo(wf):
         return {{"words": [first.outcome.value["word"], second.outcome.value["word"]]}}
 
     return await wf.stage("ask", ask, result={{"type": "object"}}, summary=lambda v: " ".join(v["words"]))
-'''
+"""
 
 
 @pytest.fixture(scope="module")

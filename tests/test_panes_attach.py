@@ -44,8 +44,9 @@ def test_attach_to_a_run_whose_panes_closed_or_an_agent_without_one(panes: PaneP
     assert panes.run_pane("done", "answer").code == 0
     closed = panes.awf("attach", "pane/done")
     assert closed.code == 1
-    assert closed.stderr.startswith("awf: the panes of run pane/done are closed: attempt 1's workspace "
-                                    "'awf pane done #1' closed with its attempt")
+    assert closed.stderr.startswith(
+        "awf: the panes of run pane/done are closed: attempt 1's workspace 'awf pane done #1' closed with its attempt"
+    )
     nobody = panes.awf("attach", "pane/done", "reviewer")
     assert nobody.code == 1
     assert nobody.stderr == "awf: agent reviewer of run pane/done never had a pane; the agents that had: planner\n"
@@ -59,8 +60,9 @@ def test_attach_shows_the_agents_pane_and_what_a_person_types_reaches_the_agent(
         wait_until(lambda: (folder / "seen-1.txt").exists(), what="the agent reading its prompt")
         not_here = panes.awf("attach", "pane/t")
         assert not_here.code == 1
-        assert f"this is not a terminal; the workspace is 'awf pane t #1' on `tmux -L {panes.server}`" in \
-            not_here.stderr
+        assert (
+            f"this is not a terminal; the workspace is 'awf pane t #1' on `tmux -L {panes.server}`" in not_here.stderr
+        )
 
         terminal = Terminal(panes, "attach", "pane/t", "planner")
         try:
@@ -88,8 +90,9 @@ class Terminal:
         self.master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
         env = {**panes.env, "TERM": "xterm"}
-        self.process = subprocess.Popen([*AWF, *args], cwd=panes.path, env=env, stdin=slave, stdout=slave,
-                                        stderr=slave, start_new_session=True)
+        self.process = subprocess.Popen(
+            [*AWF, *args], cwd=panes.path, env=env, stdin=slave, stdout=slave, stderr=slave, start_new_session=True
+        )
         os.close(slave)
         self.seen = b""
 

@@ -66,7 +66,8 @@ def configured_home(home: Path, cwd: Path) -> None:
     key approved, the project's folder trusted."""
     home.mkdir(parents=True, exist_ok=True)
     config = {
-        "hasCompletedOnboarding": True, "theme": "dark",
+        "hasCompletedOnboarding": True,
+        "theme": "dark",
         "customApiKeyResponses": {"approved": [FAKE_KEY[-20:]], "rejected": []},
         "projects": {str(cwd): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}},
     }
@@ -74,7 +75,8 @@ def configured_home(home: Path, cwd: Path) -> None:
 
 
 def test_claude_in_a_pane_answers_through_awf_answer_and_takes_its_next_turn_in_the_same_pane(
-        panes: PaneProject) -> None:
+    panes: PaneProject,
+) -> None:
     require("claude")
     panes.path.mkdir(parents=True, exist_ok=True)
     home = panes.path.parent / "home"
@@ -102,6 +104,8 @@ def test_claude_in_a_pane_answers_through_awf_answer_and_takes_its_next_turn_in_
     assert pane["workspace"] == "awf ask c1 #1"
     turns = [entry for entry in log if entry["kind"] == "turn"]
     assert [(turn["outcome"], turn["by"], turn["nudged"]) for turn in turns] == [
-        ("answered", "awf answer", False), ("answered", "awf answer", False)]
+        ("answered", "awf answer", False),
+        ("answered", "awf answer", False),
+    ]
     assert {turn["session"] for turn in turns} == {pane["command"][pane["command"].index("--session-id") + 1]}
     assert panes.workspaces() == []

@@ -108,7 +108,8 @@ def thread_of(home: Path) -> str:
 
 
 def test_codex_in_a_pane_answers_through_awf_answer_and_takes_its_next_turn_in_the_same_pane(
-        panes: PaneProject) -> None:
+    panes: PaneProject,
+) -> None:
     with CodexModel() as model:
         workflow, home = start(panes, model)
         # Turn 1: codex ends its turn without answering; the recovery prompt goes into the same pane.
@@ -137,7 +138,9 @@ def test_codex_in_a_pane_answers_through_awf_answer_and_takes_its_next_turn_in_t
     assert pane["workspace"] == "awf ask x1 #1"
     turns = entries(panes, "x1", "turn")
     assert [(turn["outcome"], turn["by"], turn["nudged"]) for turn in turns] == [
-        ("answered", "awf answer", True), ("answered", "awf answer", False)]
+        ("answered", "awf answer", True),
+        ("answered", "awf answer", False),
+    ]
     # Codex's session file said the turn was over: the recovery prompt came at once, not after `idle`.
     assert turns[0]["seconds"] < 20
     assert {turn["session"] for turn in turns} == {thread_of(home)}
@@ -223,8 +226,14 @@ READY = """
 
 
 def test_codex_takes_input_only_once_its_input_box_is_up_and_gives_its_thread_id(tmp_path: Path) -> None:
-    session = Session(key="planner", runtime={}, instructions=None, cwd=tmp_path, dir=tmp_path,
-                      spawn_process=lambda *args, **kwargs: None)
+    session = Session(
+        key="planner",
+        runtime={},
+        instructions=None,
+        cwd=tmp_path,
+        dir=tmp_path,
+        spawn_process=lambda *args, **kwargs: None,
+    )
     ready = _InputBox(session)
     assert not ready(TRUST) and not ready("") and session.id is None
     assert ready(READY) and session.id == "01a22a73-cac5-7630-bca2-ee58d4299606"

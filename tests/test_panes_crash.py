@@ -24,7 +24,8 @@ def panes(tmp_path: Path) -> Iterator[PaneProject]:
 
 
 def test_kill_9_leaves_the_workspace_which_the_next_attempt_names_and_the_next_pane_run_closes(
-        panes: PaneProject) -> None:
+    panes: PaneProject,
+) -> None:
     process = panes.start("run", WORKFLOW, "--id", "c", "--", "quiet", env={"IDLE": "600"})
     folder = panes.agent_dir("c")
     wait_until(lambda: (folder / "seen-1.txt").exists(), what="the agent reading its prompt")

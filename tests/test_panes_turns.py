@@ -37,8 +37,10 @@ def test_an_exec_agent_in_a_pane_reads_its_prompt_on_a_terminal_and_answers(pane
     assert turn["outcome"] == "answered" and turn["by"] == "awf answer"
     assert panes.workspaces() == [], "an attempt that ended closes its panes"
     logs = panes.awf("logs", "pane/a1")
-    assert f"agent planner: process {pane['pid']} in a pane, window planner of 'awf pane a1 #1' (tmux -L " \
-           f"{panes.server})" in logs.stdout
+    assert (
+        f"agent planner: process {pane['pid']} in a pane, window planner of 'awf pane a1 #1' (tmux -L "
+        f"{panes.server})" in logs.stdout
+    )
     # The token awf answer needs is in a file only its owner reads, not on a command line.
     launcher = panes.agent_dir("a1") / "pane.sh"
     assert launcher.stat().st_mode & 0o077 == 0
@@ -49,7 +51,9 @@ def test_the_next_turn_is_typed_into_the_same_pane_and_a_second_agent_gets_a_win
     assert done.code == 0, done.stderr
     assert [value["steps"][0] for value in done.out["value"]] == ["message 1", "message 2", "message 1"]
     assert [seen.splitlines()[0] for seen in panes.seen("a2")] == [
-        "Plan a fix for #212, part 1.", "Plan a fix for #212, part 2."]
+        "Plan a fix for #212, part 1.",
+        "Plan a fix for #212, part 2.",
+    ]
     started = panes.entries("a2", "pane")
     # One program for the planner's two turns; the reviewer has a window of its own in the same workspace.
     assert [(entry["agent"], entry["turn"]) for entry in started] == [("planner", 1), ("reviewer", 1)]
@@ -81,8 +85,7 @@ def test_a_program_that_exits_fails_the_turn_with_its_exit_status(panes: PanePro
     assert panes.workspaces() == []
 
 
-def test_a_program_that_exits_0_without_answering_is_started_again_for_the_recovery_prompt(
-        panes: PaneProject) -> None:
+def test_a_program_that_exits_0_without_answering_is_started_again_for_the_recovery_prompt(panes: PaneProject) -> None:
     done = panes.run_pane("z", "exits", "0")
     assert done.code == 3, done.stderr
     _, second = panes.seen("z")

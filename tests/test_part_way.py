@@ -9,7 +9,7 @@ import signal
 import pytest
 from conftest import Project, finish
 
-PIPE = '''
+PIPE = """
 import asyncio
 from pathlib import Path
 
@@ -41,15 +41,18 @@ async def pipe(wf, ticket):
     await wf.stage("notify", lambda: work(wf, "notify", None))
     return await wf.stage("build", lambda: work(wf, "build", {{"branch": f"b/{{plan['doc']}}/{{review['rounds']}}"}}),
                           result=BUILT)
-'''
+"""
 
 LOOSE_PLAN = '{"type": "object", "required": ["doc"], "properties": {"doc": {"type": "string"}}}'
-TIGHT_PLAN = ('{"type": "object", "required": ["doc", "steps"], "properties": {"doc": {"type": "string"}, '
-              '"steps": {"type": "array"}}}')
+TIGHT_PLAN = (
+    '{"type": "object", "required": ["doc", "steps"], "properties": {"doc": {"type": "string"}, '
+    '"steps": {"type": "array"}}}'
+)
 
 
-def write_pipe(project: Project, *, version: str = "1.0.0", plan_schema: str = LOOSE_PLAN,
-               plan_name: str = "plan") -> None:
+def write_pipe(
+    project: Project, *, version: str = "1.0.0", plan_schema: str = LOOSE_PLAN, plan_name: str = "plan"
+) -> None:
     project.write("pipe.py", PIPE.format(version=version, plan_schema=plan_schema, plan_name=plan_name))
 
 
@@ -86,6 +89,7 @@ def plan_then_continue(project: Project, *args: str):
 
 # Start part-way: the Runs page's three steps.
 
+
 def test_start_part_way_in_three_steps(project: Project):
     write_pipe(project)
     first = project.awf("run", "pipe.py", "--id", "r1", "--from-stage", "build", "--", "ABC-1")
@@ -98,10 +102,12 @@ def test_start_part_way_in_three_steps(project: Project):
     # The look-ahead ran no stage's work.
     assert not any(project.path.glob("ran-*"))
     assert not (project.run_dir("pipe", "r1") / "stages").exists() or not any(
-        (project.run_dir("pipe", "r1") / "stages").iterdir())
+        (project.run_dir("pipe", "r1") / "stages").iterdir()
+    )
 
-    (project.path / "values.json").write_text(json.dumps({"plan": {"doc": "docs/hand.md"},
-                                                          "review": {"rounds": 2, "ledger": "seen"}}))
+    (project.path / "values.json").write_text(
+        json.dumps({"plan": {"doc": "docs/hand.md"}, "review": {"rounds": 2, "ledger": "seen"}})
+    )
     done = project.awf(*go_on.split()[1:], "--json")
     assert done.code == 0, done.stderr
     assert done.out["value"] == {"branch": "b/docs/hand.md/2"}
@@ -131,19 +137,27 @@ def test_a_new_run_at_a_stage_it_never_reaches_is_refused_and_leaves_no_folder(p
     assert not project.run_dir("pipe", "r1").exists()
 
 
-@pytest.mark.parametrize(("values", "message"), [
-    ('{"plan": {"doc": "d"}, "review": {"rounds": 2, "ledger": "x"}, "planx": 1}',
-     "stage planx is not a stage before --from-stage build"),
-    ('{"plan": {"doc": 7}, "review": {"rounds": 0}}', "stage plan: $.doc: 7 is not of type 'string'"),
-    ('{"plan": {"doc": "d"}, "review": {"rounds": 0}}', "$.rounds: 0 is less than the minimum of 1"),
-    ('{"plan": {"doc": "d"}}', "stage review has no value: give review: {rounds: integer ≥ 1, ledger: string}"),
-    ('{"plan": {"doc": "d"}, "review": {"rounds": 1, "ledger": "x"}, "notify": 1}',
-     "stage notify has no result, so it needs no value"),
-    ("not json", "is not JSON"),
-    ("[1, 2]", "must be a JSON object by stage name"),
-])
-def test_a_bad_values_file_is_refused_naming_every_problem_and_records_nothing(project: Project, values: str,
-                                                                               message: str):
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (
+            '{"plan": {"doc": "d"}, "review": {"rounds": 2, "ledger": "x"}, "planx": 1}',
+            "stage planx is not a stage before --from-stage build",
+        ),
+        ('{"plan": {"doc": 7}, "review": {"rounds": 0}}', "stage plan: $.doc: 7 is not of type 'string'"),
+        ('{"plan": {"doc": "d"}, "review": {"rounds": 0}}', "$.rounds: 0 is less than the minimum of 1"),
+        ('{"plan": {"doc": "d"}}', "stage review has no value: give review: {rounds: integer ≥ 1, ledger: string}"),
+        (
+            '{"plan": {"doc": "d"}, "review": {"rounds": 1, "ledger": "x"}, "notify": 1}',
+            "stage notify has no result, so it needs no value",
+        ),
+        ("not json", "is not JSON"),
+        ("[1, 2]", "must be a JSON object by stage name"),
+    ],
+)
+def test_a_bad_values_file_is_refused_naming_every_problem_and_records_nothing(
+    project: Project, values: str, message: str
+):
     write_pipe(project)
     assert project.awf("run", "pipe.py", "--id", "r1", "--from-stage", "build").code == 3
     (project.path / "values.json").write_text(values)
@@ -152,7 +166,8 @@ def test_a_bad_values_file_is_refused_naming_every_problem_and_records_nothing(p
     assert message in result.stderr, result.stderr
     assert attempts(project, "r1") == 1
     assert not (project.run_dir("pipe", "r1") / "stages").exists() or not any(
-        (project.run_dir("pipe", "r1") / "stages").iterdir())
+        (project.run_dir("pipe", "r1") / "stages").iterdir()
+    )
 
 
 def test_values_go_only_with_from_stage(project: Project):
@@ -165,6 +180,7 @@ def test_values_go_only_with_from_stage(project: Project):
 
 # Redo from a stage.
 
+
 def completed_run(project: Project) -> None:
     write_pipe(project)
     assert project.awf("run", "pipe.py", "--id", "r1").code == 0
@@ -175,7 +191,11 @@ def test_from_stage_redoes_that_stage_and_every_one_after_even_on_a_completed_ru
     data, result = plan_then_continue(project, "--from-stage", "review")
     assert result.code == 0
     assert [(s["stage"], s["how"]) for s in result.out["stages"]] == [
-        ("plan", "reused"), ("review", "ran"), ("notify", "ran"), ("build", "ran")]
+        ("plan", "reused"),
+        ("review", "ran"),
+        ("notify", "ran"),
+        ("build", "ran"),
+    ]
     assert data["start"] == {"stage": "review", "why": "--from-stage"}
     # The old records stay in run.jsonl; nothing is deleted.
     reviews = [e for e in project.log("pipe", "r1") if e["kind"] == "stage" and e["stage"] == "review"]
@@ -191,7 +211,11 @@ def test_a_redo_that_stops_part_way_leaves_the_later_stages_to_run_again(project
     result = continue_run(project)
     assert result.code == 0
     assert [(s["stage"], s["how"]) for s in result.out["stages"]] == [
-        ("plan", "reused"), ("review", "ran"), ("notify", "ran"), ("build", "ran")]
+        ("plan", "reused"),
+        ("review", "ran"),
+        ("notify", "ran"),
+        ("build", "ran"),
+    ]
 
 
 def test_a_from_stage_with_no_record_is_warned_and_one_never_reached_stops_listing_the_rest(project: Project):
@@ -212,8 +236,15 @@ def test_an_attempt_that_ends_before_its_from_stage_goes_on_with_the_same_from_s
 
 def test_a_stop_before_reaching_from_stage_prints_it_in_the_command_that_goes_on(project: Project):
     completed_run(project)
-    project.write("pipe.py", (project.path / "pipe.py").read_text().replace(
-        "    review = await", "    if Path('stop-between').exists():\n        wf.stop('not yet')\n    review = await"))
+    project.write(
+        "pipe.py",
+        (project.path / "pipe.py")
+        .read_text()
+        .replace(
+            "    review = await",
+            "    if Path('stop-between').exists():\n        wf.stop('not yet')\n    review = await",
+        ),
+    )
     (project.path / "stop-between").touch()
     result = continue_run(project, "--from-stage", "build")
     assert result.code == 3
@@ -221,6 +252,7 @@ def test_a_stop_before_reaching_from_stage_prints_it_in_the_command_that_goes_on
 
 
 # When the code changes.
+
 
 def stopped_in_build(project: Project) -> None:
     write_pipe(project)
@@ -271,9 +303,12 @@ def test_a_schema_tightened_under_a_recorded_value_stops_at_that_stage_listing_t
 def test_a_stage_that_lost_its_result_stops(project: Project):
     stopped_in_build(project)
     source = (project.path / "pipe.py").read_text()
-    project.write("pipe.py", source.replace(
-        'result=REVIEW)', ')\n    review = {"rounds": 1}').replace(
-        'lambda: work(wf, "review", {"rounds": 1, "ledger": "ok"})', 'lambda: work(wf, "review", None)'))
+    project.write(
+        "pipe.py",
+        source.replace("result=REVIEW)", ')\n    review = {"rounds": 1}').replace(
+            'lambda: work(wf, "review", {"rounds": 1, "ledger": "ok"})', 'lambda: work(wf, "review", None)'
+        ),
+    )
     _, result = plan_then_continue(project)
     assert result.code == 3 and result.out["stage"] == "review"
     assert "no longer declares a result" in result.out["reason"]
@@ -310,6 +345,7 @@ def test_a_removed_stage_is_never_asked_for_and_its_record_stays(project: Projec
 
 # Hand edits.
 
+
 def test_a_hand_edited_value_is_checked_again_and_a_broken_one_stops_naming_the_file(project: Project):
     stopped_in_build(project)
     path = project.run_dir("pipe", "r1") / "stages" / "plan.json"
@@ -338,6 +374,7 @@ def test_a_hand_edit_that_breaks_the_json_stops_at_that_stage_naming_the_file(pr
 
 # A crash inside a --from-stage redo.
 
+
 def test_a_crash_inside_the_redone_stage_leaves_the_redo_to_the_next_continue(project: Project):
     completed_run(project)
     (project.path / "hang-review").touch()
@@ -350,7 +387,11 @@ def test_a_crash_inside_the_redone_stage_leaves_the_redo_to_the_next_continue(pr
     assert result.code == 0, result.stderr
     assert "was interrupted while redoing from stage review" in result.stderr
     assert [(s["stage"], s["how"]) for s in result.out["stages"]] == [
-        ("plan", "reused"), ("review", "ran"), ("notify", "ran"), ("build", "ran")]
+        ("plan", "reused"),
+        ("review", "ran"),
+        ("notify", "ran"),
+        ("build", "ran"),
+    ]
 
 
 def test_the_crashed_redo_does_not_carry_its_values(project: Project):
@@ -360,8 +401,9 @@ def test_the_crashed_redo_does_not_carry_its_values(project: Project):
     (project.path / "hang-review").touch()
     # The provided value for plan is recorded as the attempt enters it; remove it to act out a crash
     # that came before it was written.
-    process = project.start("run", "pipe.py", "--id", "r1", "--continue", "--from-stage", "review",
-                            "--values", "values.json")
+    process = project.start(
+        "run", "pipe.py", "--id", "r1", "--continue", "--from-stage", "review", "--values", "values.json"
+    )
     project.wait_for(project.path / "in-review")
     os.kill(process.pid, signal.SIGKILL)
     finish(process)
@@ -384,7 +426,8 @@ def test_the_look_ahead_asks_no_agent_and_says_where_it_could_not_see_past(proje
         "    review = await",
         '    agent = await wf.agents.open(key="triage", runtime={"harness": "exec", "command": ["touch", "asked"]})\n'
         '    await agent.run(prompt="triage")\n'
-        "    review = await")
+        "    review = await",
+    )
     project.write("pipe.py", source)
     result = project.awf("run", "pipe.py", "--id", "r1", "--from-stage", "build", "--json")
     assert result.code == 3

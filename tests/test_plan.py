@@ -12,16 +12,37 @@ STRING = load_schema({"type": "string"}, None, "test")
 OBJECT = load_schema({"type": "object", "required": ["doc"]}, None, "test")
 
 
-def record(stage: str, value: object = "v", *, outcome: str = "succeeded", attempt: int = 1,
-           version: str | None = "1.0.0", has_result: bool = True) -> dict[str, object]:
-    return {"version": 1, "stage": stage, "outcome": outcome, "origin": "ran", "attempt": attempt,
-            "ended": "2026-01-01T00:00:00+00:00", "has_result": has_result, "value": value,
-            "workflow_version": version}
+def record(
+    stage: str,
+    value: object = "v",
+    *,
+    outcome: str = "succeeded",
+    attempt: int = 1,
+    version: str | None = "1.0.0",
+    has_result: bool = True,
+) -> dict[str, object]:
+    return {
+        "version": 1,
+        "stage": stage,
+        "outcome": outcome,
+        "origin": "ran",
+        "attempt": attempt,
+        "ended": "2026-01-01T00:00:00+00:00",
+        "has_result": has_result,
+        "value": value,
+        "workflow_version": version,
+    }
 
 
 def test_stages_with_a_succeeded_record_are_reused_until_the_first_without_one():
-    plan = StagePlan({"plan": record("plan", "p"), "build": record("build", outcome="failed", attempt=2),
-                      "review": record("review", "r")}, "1.0.0")
+    plan = StagePlan(
+        {
+            "plan": record("plan", "p"),
+            "build": record("build", outcome="failed", attempt=2),
+            "review": record("review", "r"),
+        },
+        "1.0.0",
+    )
     assert plan.enter("plan", STRING) == Reuse("p", plan.records["plan"])
     decision = plan.enter("build", STRING)
     assert isinstance(decision, Run) and decision.start_point and decision.why == "failed in attempt 2"

@@ -59,8 +59,9 @@ def test_a_line_of_an_unknown_format_version_asks_for_a_newer_awf(tmp_path: Path
 
 def test_a_line_that_does_not_fit_its_schema_is_an_error(tmp_path: Path):
     log = tmp_path / "run.jsonl"
-    append_line(log, {"version": 1, "kind": "attempt-end", "at": "x", "attempt": 1, "outcome": "exploded",
-                      "exit_code": 1})
+    append_line(
+        log, {"version": 1, "kind": "attempt-end", "at": "x", "attempt": 1, "outcome": "exploded", "exit_code": 1}
+    )
     with pytest.raises(RecordError, match=r"log-entry\.schema\.json"):
         read_entries(log)
 
@@ -69,8 +70,10 @@ def test_a_stage_file_that_does_not_parse_is_an_error_for_that_stage_only(tmp_pa
     paths = RunPaths(tmp_path, "w", "1")
     paths.stages.mkdir(parents=True)
     (paths.stages / "plan.json").write_text("{not json")
-    write_json(paths.stage("build"), {"version": 1, "stage": "build", "outcome": "succeeded", "origin": "ran",
-                                      "attempt": 1, "value": None})
+    write_json(
+        paths.stage("build"),
+        {"version": 1, "stage": "build", "outcome": "succeeded", "origin": "ran", "attempt": 1, "value": None},
+    )
     records = folder.read_stage_records(paths)
     assert isinstance(records["plan"], RecordError) and "plan.json" in str(records["plan"])
     assert records["build"]["outcome"] == "succeeded"
@@ -79,8 +82,9 @@ def test_a_stage_file_that_does_not_parse_is_an_error_for_that_stage_only(tmp_pa
 def test_a_stage_file_named_for_another_stage_is_an_error(tmp_path: Path):
     paths = RunPaths(tmp_path, "w", "1")
     paths.stages.mkdir(parents=True)
-    write_json(paths.stage("plan"), {"version": 1, "stage": "build", "outcome": "succeeded", "origin": "ran",
-                                     "attempt": 1})
+    write_json(
+        paths.stage("plan"), {"version": 1, "stage": "build", "outcome": "succeeded", "origin": "ran", "attempt": 1}
+    )
     assert isinstance(folder.read_stage_records(paths)["plan"], RecordError)
 
 

@@ -30,15 +30,35 @@ def test_every_kind_is_checked_by_the_generated_code() -> None:
         assert schemas._log_entry_validator(kind) is module.validate
 
 
-GOOD_STAGE = {"version": 1, "stage": "plan", "outcome": "succeeded", "origin": "ran", "attempt": 1,
-              "started": None, "ended": "2026-01-01T00:00:00.000+00:00", "has_result": True, "value": {"a": 1},
-              "summary": None, "reason": None, "workflow_version": None}
+GOOD_STAGE = {
+    "version": 1,
+    "stage": "plan",
+    "outcome": "succeeded",
+    "origin": "ran",
+    "attempt": 1,
+    "started": None,
+    "ended": "2026-01-01T00:00:00.000+00:00",
+    "has_result": True,
+    "value": {"a": 1},
+    "summary": None,
+    "reason": None,
+    "workflow_version": None,
+}
 BAD_RECORDS = [
     ("stage", {**GOOD_STAGE, "attempt": 0}),
     ("stage", {key: value for key, value in GOOD_STAGE.items() if key != "origin"}),
     ("stage", {**GOOD_STAGE, "stage": "Not A Name"}),
-    ("log-entry", {"version": 1, "kind": "stage", "at": "2026-01-01T00:00:00.000+00:00", "attempt": 1,
-                   "stage": "plan", "record": {**GOOD_STAGE, "outcome": "maybe"}}),
+    (
+        "log-entry",
+        {
+            "version": 1,
+            "kind": "stage",
+            "at": "2026-01-01T00:00:00.000+00:00",
+            "attempt": 1,
+            "stage": "plan",
+            "record": {**GOOD_STAGE, "outcome": "maybe"},
+        },
+    ),
     ("log-entry", {"version": 1, "kind": "attempt-end", "at": "2026-01-01T00:00:00.000+00:00", "attempt": 1}),
     ("log-entry", {"version": 1, "kind": "no-such-kind", "at": "2026-01-01T00:00:00.000+00:00"}),
 ]
@@ -49,8 +69,11 @@ def test_generated_and_compiled_validators_say_the_same(kind: str, record: dict,
     path = tmp_path / "record.json"
     with pytest.raises(RecordError) as generated:
         schemas.check(kind, record, path)
-    schema = (schemas.log_entry_schema(record["kind"]) if kind == "log-entry" and record["kind"] in
-              schemas.log_entry_kinds() else json.loads(schemas.schema_text(f"{kind}.schema.json")))
+    schema = (
+        schemas.log_entry_schema(record["kind"])
+        if kind == "log-entry" and record["kind"] in schemas.log_entry_kinds()
+        else json.loads(schemas.schema_text(f"{kind}.schema.json"))
+    )
     with pytest.raises(fastjsonschema.JsonSchemaValueException) as compiled:
         fastjsonschema.compile(schema, handlers={"https": schemas.load_by_uri})(record)
     assert str(path) in str(generated.value)
@@ -59,5 +82,15 @@ def test_generated_and_compiled_validators_say_the_same(kind: str, record: dict,
 
 def test_a_record_that_fits_passes(tmp_path) -> None:
     schemas.check("stage", GOOD_STAGE, tmp_path / "plan.json")
-    schemas.check("log-entry", {"version": 1, "kind": "stage", "at": "2026-01-01T00:00:00.000+00:00",
-                                "attempt": 1, "stage": "plan", "record": GOOD_STAGE}, tmp_path / "run.jsonl")
+    schemas.check(
+        "log-entry",
+        {
+            "version": 1,
+            "kind": "stage",
+            "at": "2026-01-01T00:00:00.000+00:00",
+            "attempt": 1,
+            "stage": "plan",
+            "record": GOOD_STAGE,
+        },
+        tmp_path / "run.jsonl",
+    )

@@ -12,7 +12,7 @@ import pytest
 from conftest import AWF, Project
 from workflows import THREE
 
-SHIP = '''
+SHIP = """
 import awf
 
 PLAN = {"type": "object", "required": ["doc"], "additionalProperties": False,
@@ -26,16 +26,16 @@ async def ship(wf, ticket):
     async def plan():
         return {"doc": f"docs/{ticket}.md"}
     return await wf.stage("plan", plan, result=PLAN)
-'''
+"""
 
-NO_PREPARE = '''
+NO_PREPARE = """
 import awf
 
 @awf.workflow(name="bare", description="No arguments.")
 async def bare(wf):
     await wf.stage("only", lambda: None)
     return {"run_id": wf.run_id, "attempt": wf.attempt, "cwd": str(wf.cwd)}
-'''
+"""
 
 
 def test_an_id_given_with_dash_dash_id_names_the_run(project: Project):
@@ -67,9 +67,11 @@ def test_a_bad_id_is_refused_and_starts_nothing(project: Project, bad: str):
     result = project.awf("run", "bare.py", "--id", bad)
     assert result.code == 2
     assert result.stderr.startswith("awf: run id")
-    assert not (project.path / ".awf" / "runs" / "bare").exists() or not any(
-        (project.path / ".awf" / "runs" / "bare").iterdir()
-    ) or all(p.name.startswith(".") for p in (project.path / ".awf" / "runs" / "bare").iterdir())
+    assert (
+        not (project.path / ".awf" / "runs" / "bare").exists()
+        or not any((project.path / ".awf" / "runs" / "bare").iterdir())
+        or all(p.name.startswith(".") for p in (project.path / ".awf" / "runs" / "bare").iterdir())
+    )
 
 
 def test_a_new_run_on_an_id_that_exists_or_differs_only_in_case_is_refused(project: Project):
@@ -144,16 +146,19 @@ def test_a_file_that_does_not_import_leaves_no_folder_so_the_same_command_starts
 
 
 def test_a_prepare_that_throws_leaves_no_folder(project: Project):
-    project.write("ship.py", SHIP.replace('argv[0] if argv else ""', 'argv[1]'))
+    project.write("ship.py", SHIP.replace('argv[0] if argv else ""', "argv[1]"))
     result = project.awf("run", "ship.py", "--", "A-1")
     assert result.code == 2 and "prepare refused" in result.stderr and "IndexError" in result.stderr
     assert not (project.path / ".awf" / "runs" / "ship-ticket" / "A-1").exists()
 
 
-@pytest.mark.parametrize(("file", "message"), [
-    ("missing.py", "does not exist"),
-    ("empty.py", "defines no workflow"),
-])
+@pytest.mark.parametrize(
+    ("file", "message"),
+    [
+        ("missing.py", "does not exist"),
+        ("empty.py", "defines no workflow"),
+    ],
+)
 def test_a_bad_workflow_file_is_a_clear_error(project: Project, file: str, message: str):
     project.write("empty.py", "x = 1\n")
     result = project.awf("run", file)
@@ -175,8 +180,17 @@ def test_a_continue_keeps_the_runs_arguments_and_cwd(project: Project, tmp_path_
     other = project.awf("run", "three.py", "--id", "r1", "--continue", "--", "extra")
     assert other.code == 2 and "different input is a different run" in other.stderr
     elsewhere = tmp_path_factory.mktemp("cwd")
-    moved = project.awf("run", "three.py", "--id", "r1", "--continue", "--cwd", str(elsewhere),
-                        "--run-root", str(project.path / ".awf" / "runs"))
+    moved = project.awf(
+        "run",
+        "three.py",
+        "--id",
+        "r1",
+        "--continue",
+        "--cwd",
+        str(elsewhere),
+        "--run-root",
+        str(project.path / ".awf" / "runs"),
+    )
     assert moved.code == 2 and "a continue keeps the run's --cwd" in moved.stderr
 
 
@@ -184,7 +198,7 @@ def test_a_continue_whose_prepare_no_longer_accepts_the_arguments_is_refused(pro
     stops = SHIP.replace("return await wf.stage", "await wf.stage").rstrip() + "\n    wf.stop('later')\n"
     project.write("ship.py", stops)
     assert project.awf("run", "ship.py", "--", "A-1").code == 3
-    project.write("ship.py", SHIP.replace('argv[0] if argv else ""', 'int(argv[0])'))
+    project.write("ship.py", SHIP.replace('argv[0] if argv else ""', "int(argv[0])"))
     result = project.awf("run", "ship.py", "--id", "A-1", "--continue")
     assert result.code == 2
     assert "prepare no longer accepts the run's recorded arguments ['A-1']" in result.stderr
@@ -223,8 +237,14 @@ def test_two_continues_started_together_let_exactly_one_through(project: Project
     assert project.awf("run", "three.py", "--id", "r1").code == 3
     (project.path / "mode-plan").write_text("ok")
     processes = [
-        subprocess.Popen([*AWF, "run", "three.py", "--id", "r1", "--continue"], cwd=project.path, env=project.env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [*AWF, "run", "three.py", "--id", "r1", "--continue"],
+            cwd=project.path,
+            env=project.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(4)
     ]
     codes = sorted(p.wait(timeout=60) for p in processes)
@@ -236,10 +256,16 @@ def test_two_continues_started_together_let_exactly_one_through(project: Project
 
 
 def test_two_new_runs_on_one_id_at_once_let_exactly_one_through(project: Project):
-    project.write("bare.py", NO_PREPARE.replace('lambda: None', 'lambda: __import__("asyncio").sleep(0.5)'))
+    project.write("bare.py", NO_PREPARE.replace("lambda: None", 'lambda: __import__("asyncio").sleep(0.5)'))
     processes = [
-        subprocess.Popen([*AWF, "run", "bare.py", "--id", "same"], cwd=project.path, env=project.env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [*AWF, "run", "bare.py", "--id", "same"],
+            cwd=project.path,
+            env=project.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(4)
     ]
     codes = sorted(p.wait(timeout=60) for p in processes)
@@ -258,8 +284,13 @@ def test_wf_attempt_counts_and_run_id_stays(project: Project):
 def test_version_prints_and_usage_errors_exit_2(project: Project):
     version = subprocess.run([*AWF, "--version"], capture_output=True, text=True)
     assert version.returncode == 0 and version.stdout.startswith("awf ")
-    for args in (["run"], ["nope"], ["run", "x.py", "--bogus"], ["run", "x.py", "--timeout", "soon"],
-                 ["run", "x.py", "stray"]):
+    for args in (
+        ["run"],
+        ["nope"],
+        ["run", "x.py", "--bogus"],
+        ["run", "x.py", "--timeout", "soon"],
+        ["run", "x.py", "stray"],
+    ):
         result = subprocess.run([*AWF, *args], capture_output=True, text=True, cwd=project.path)
         assert result.returncode == 2, args
         assert result.stderr.startswith("awf: "), (args, result.stderr)

@@ -36,8 +36,13 @@ def test_each_run_reads_its_status_off_its_files(world):
     project, _ = world
     runs = statuses(project)
     assert {run_id: item["status"] for run_id, item in runs.items()} == {
-        "done": "completed", "stopped": "stopped", "failed": "failed", "timed": "timed-out",
-        "cancelled": "cancelled", "crashed": "interrupted", "live": "running",
+        "done": "completed",
+        "stopped": "stopped",
+        "failed": "failed",
+        "timed": "timed-out",
+        "cancelled": "cancelled",
+        "crashed": "interrupted",
+        "live": "running",
     }
     assert runs["stopped"]["attempts"] == 2
     assert runs["done"]["attempts"] == 1
@@ -109,7 +114,9 @@ def test_one_run_in_full(world):
     assert [a["status"] for a in data["attempts"]] == ["stopped", "stopped"]
     assert data["attempts"][1]["flags"] == {"continue": True}
     assert [(s["stage"], s["outcome"], s["attempt"]) for s in data["stages"]] == [
-        ("plan", "succeeded", 1), ("build", "stopped", 2)]
+        ("plan", "succeeded", 1),
+        ("build", "stopped", 2),
+    ]
     assert data["stages"][0]["summary"] == "docs/stopped.md"
 
 

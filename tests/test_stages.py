@@ -7,14 +7,14 @@ import json
 import pytest
 from conftest import Project
 
-TEMPLATE = '''
+TEMPLATE = """
 import asyncio
 import awf
 
 @awf.workflow(name="rules", description="Stage rules.")
 async def rules(wf):
 {body}
-'''
+"""
 
 
 def run_body(project: Project, body: str, *args: str):
@@ -23,25 +23,36 @@ def run_body(project: Project, body: str, *args: str):
     return project.awf("run", "rules.py", "--id", "r1", "--json", *args)
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ('await wf.stage("Plan", lambda: None)', "stage name 'Plan' may hold only lowercase letters"),
-    ('await wf.stage("a/b", lambda: None)', "stage name 'a/b'"),
-    ('await wf.stage("..", lambda: None)', "stage name '..'"),
-    ('await wf.stage("a", lambda: None)\nawait wf.stage("a", lambda: None)',
-     "stage a was entered twice in one attempt"),
-    ('async def outer():\n    await wf.stage("inner", lambda: None)\nawait wf.stage("outer", outer)',
-     "stage inner was entered inside stage outer: one stage at a time"),
-    ('await wf.stage("notify", lambda: "sent")', "stage notify has no result schema but returned a str"),
-    ('await wf.stage("pair", lambda: (1, 2), result={"type": "array"})',
-     "stage pair returned a value a later attempt could not reuse: $ is a tuple (use a list)"),
-    ('await wf.stage("nan", lambda: {"x": float("nan")}, result={"type": "object"})', "$.x is nan"),
-    ('await wf.stage("set", lambda: {"x": {1}}, result={"type": "object"})', "$.x is a set"),
-    ('await wf.stage("typed", lambda: {"n": "one"},\n'
-     '               result={"type": "object", "properties": {"n": {"type": "integer"}}})',
-     "stage typed returned a value that does not fit its result: $.n: 'one' is not of type 'integer'"),
-    ('await wf.stage("bad-schema", lambda: 1, result={"type": "nonsense"})', "not a valid JSON Schema"),
-    ('await wf.stage("missing", lambda: 1, result="nowhere.json")', "schema file"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('await wf.stage("Plan", lambda: None)', "stage name 'Plan' may hold only lowercase letters"),
+        ('await wf.stage("a/b", lambda: None)', "stage name 'a/b'"),
+        ('await wf.stage("..", lambda: None)', "stage name '..'"),
+        (
+            'await wf.stage("a", lambda: None)\nawait wf.stage("a", lambda: None)',
+            "stage a was entered twice in one attempt",
+        ),
+        (
+            'async def outer():\n    await wf.stage("inner", lambda: None)\nawait wf.stage("outer", outer)',
+            "stage inner was entered inside stage outer: one stage at a time",
+        ),
+        ('await wf.stage("notify", lambda: "sent")', "stage notify has no result schema but returned a str"),
+        (
+            'await wf.stage("pair", lambda: (1, 2), result={"type": "array"})',
+            "stage pair returned a value a later attempt could not reuse: $ is a tuple (use a list)",
+        ),
+        ('await wf.stage("nan", lambda: {"x": float("nan")}, result={"type": "object"})', "$.x is nan"),
+        ('await wf.stage("set", lambda: {"x": {1}}, result={"type": "object"})', "$.x is a set"),
+        (
+            'await wf.stage("typed", lambda: {"n": "one"},\n'
+            '               result={"type": "object", "properties": {"n": {"type": "integer"}}})',
+            "stage typed returned a value that does not fit its result: $.n: 'one' is not of type 'integer'",
+        ),
+        ('await wf.stage("bad-schema", lambda: 1, result={"type": "nonsense"})', "not a valid JSON Schema"),
+        ('await wf.stage("missing", lambda: 1, result="nowhere.json")', "schema file"),
+    ],
+)
 def test_a_broken_rule_fails_the_attempt_naming_the_stage(project: Project, body: str, message: str):
     result = run_body(project, body)
     assert result.code == 1, result.stderr
@@ -56,7 +67,7 @@ def test_a_value_that_breaks_a_rule_is_recorded_failed_so_the_next_attempt_redoe
 
 
 def test_a_stop_caught_and_dropped_inside_a_stage_fails_it(project: Project):
-    body = '''
+    body = """
 async def sneaky():
     try:
         wf.stop("no answer")
@@ -64,7 +75,7 @@ async def sneaky():
         pass
     return 1
 await wf.stage("sneaky", sneaky, result={"type": "integer"})
-'''
+"""
     result = run_body(project, body)
     assert result.code == 1
     assert "stop was caught: 'no answer'" in result.out["reason"]
@@ -72,13 +83,13 @@ await wf.stage("sneaky", sneaky, result={"type": "integer"})
 
 
 def test_a_stop_caught_and_dropped_between_stages_fails_the_attempt(project: Project):
-    body = '''
+    body = """
 try:
     wf.stop("not yet")
 except BaseException:
     pass
 await wf.stage("after", lambda: None)
-'''
+"""
     result = run_body(project, body)
     assert result.code == 1 and "stop was caught: 'not yet'" in result.out["reason"]
     dropped_at_end = run_body(project, 'try:\n    wf.stop("x")\nexcept BaseException:\n    pass', "--id", "r2")
@@ -86,14 +97,14 @@ await wf.stage("after", lambda: None)
 
 
 def test_except_exception_cannot_swallow_a_stop(project: Project):
-    body = '''
+    body = """
 async def careful():
     try:
         wf.stop("needs a person")
     except Exception:
         return "swallowed"
 await wf.stage("careful", careful, result={"type": "string"})
-'''
+"""
     result = run_body(project, body)
     assert result.code == 3 and result.out["reason"] == "needs a person"
 
@@ -107,7 +118,7 @@ def test_a_schema_file_beside_the_workflow_is_used(project: Project):
 
 
 def test_sync_and_async_work_both_count_and_a_stage_without_result_returns_none(project: Project):
-    body = '''
+    body = """
 first = await wf.stage("sync", lambda: 41, result={"type": "integer"})
 async def add():
     return first + 1
@@ -117,7 +128,7 @@ wf.log("logged a line", answer=second)
 if wf.attempt == 1:
     wf.stop("again")
 return {"sum": second, "nothing": nothing}
-'''
+"""
     assert run_body(project, body).code == 3
     again = project.awf("run", "rules.py", "--id", "r1", "--continue", "--json")
     assert again.code == 0 and again.out["value"] == {"sum": 42, "nothing": None}
@@ -127,12 +138,12 @@ return {"sum": second, "nothing": nothing}
 
 
 def test_code_between_stages_runs_on_every_attempt(project: Project):
-    body = '''
+    body = """
 await wf.stage("one", lambda: None)
 open("between.txt", "a").write(f"{wf.attempt}\\n")
 if wf.attempt < 3:
     wf.stop("again")
-'''
+"""
     run_body(project, body)
     project.awf("run", "rules.py", "--id", "r1", "--continue")
     project.awf("run", "rules.py", "--id", "r1", "--continue")

@@ -31,30 +31,49 @@ EXEC_FIX_ISSUE = Path(__file__).parent / "agents" / "fix_issue.py"
 
 
 def test_a_continue_reuses_plan_and_implement_and_only_the_review_runs_again():
-    run = run_workflow(fix_issue, args={"issue": "#212: dates before 1970 parse as null"},
-                       earlier={"stages": {"plan": PLAN_VALUE, "implement": BUILT_VALUE}},
-                       agents={"reviewer": answer(VERDICT, {"approved": True, "findings": []})})
+    run = run_workflow(
+        fix_issue,
+        args={"issue": "#212: dates before 1970 parse as null"},
+        earlier={"stages": {"plan": PLAN_VALUE, "implement": BUILT_VALUE}},
+        agents={"reviewer": answer(VERDICT, {"approved": True, "findings": []})},
+    )
     assert run.value == {"approved": True, "findings": []}
     assert [agent.key for agent in run.agents] == ["reviewer"]
     assert "4be1c07 on fix/212" in run.turns_of("reviewer")[0].prompt
     assert run.attempt == 2
     assert [(stage.name, stage.how, stage.attempt) for stage in run.stages] == [
-        ("plan", "reused", 1), ("implement", "reused", 1), ("review", "ran", 2)]
+        ("plan", "reused", 1),
+        ("implement", "reused", 1),
+        ("review", "ran", 2),
+    ]
     assert (run.record_dir / "stages" / "review.json").exists()
 
 
 def test_a_whole_run_from_the_first_stage():
-    run = run_workflow(fix_issue, args={"issue": ISSUE}, agents={
-        "planner": answer(PLAN, PLAN_VALUE), "builder": answer(BUILT_VALUE_SCHEMA, BUILT_VALUE),
-        "reviewer": answer(VERDICT, APPROVED)})
+    run = run_workflow(
+        fix_issue,
+        args={"issue": ISSUE},
+        agents={
+            "planner": answer(PLAN, PLAN_VALUE),
+            "builder": answer(BUILT_VALUE_SCHEMA, BUILT_VALUE),
+            "reviewer": answer(VERDICT, APPROVED),
+        },
+    )
     assert run.value == APPROVED
     assert [agent.key for agent in run.agents] == ["planner", "builder", "reviewer"]
-    assert [agent.runtime for agent in run.agents] == [{"harness": "claude"}, {"harness": "claude"},
-                                                       {"harness": "codex"}]
+    assert [agent.runtime for agent in run.agents] == [
+        {"harness": "claude"},
+        {"harness": "claude"},
+        {"harness": "codex"},
+    ]
     assert run.turns_of("builder")[0].prompt == (
-        "On fix/212, carry out:\nParse years before 1970.\nAdd a test.\nCommit, and give the commit.")
+        "On fix/212, carry out:\nParse years before 1970.\nAdd a test.\nCommit, and give the commit."
+    )
     assert [(stage.name, stage.how, stage.summary) for stage in run.stages] == [
-        ("plan", "ran", "fix/212"), ("implement", "ran", "4be1c07"), ("review", "ran", None)]
+        ("plan", "ran", "fix/212"),
+        ("implement", "ran", "4be1c07"),
+        ("review", "ran", None),
+    ]
 
 
 BUILT_VALUE_SCHEMA = {"type": "object", "required": ["commit"], "properties": {"commit": {"type": "string"}}}
@@ -73,9 +92,12 @@ def test_value_raises_with_the_workflows_own_error_as_its_cause():
 
 
 def test_a_stop_is_the_cause_of_a_stopped_attempt():
-    run = run_workflow(fix_issue, args={"issue": ISSUE}, earlier={"stages": {"plan": PLAN_VALUE,
-                                                                             "implement": BUILT_VALUE}},
-                       agents={"reviewer": reply.blocked("cannot see the branch")})
+    run = run_workflow(
+        fix_issue,
+        args={"issue": ISSUE},
+        earlier={"stages": {"plan": PLAN_VALUE, "implement": BUILT_VALUE}},
+        agents={"reviewer": reply.blocked("cannot see the branch")},
+    )
     assert (run.ending.outcome, run.ending.stage) == ("stopped", "review")
     assert run.ending.reason == "no review: cannot see the branch"
     with pytest.raises(NotCompleted) as caught:
@@ -90,22 +112,35 @@ def test_from_stage_without_values_stops_with_what_it_needs_and_with_them_comple
     assert "--from-stage review --values values.json" in run.ending.go_on
     assert run.agents == [] and run.stages == []
 
-    run = run_workflow(fix_issue, args={"issue": ISSUE}, from_stage="review",
-                       values={"plan": PLAN_VALUE, "implement": BUILT_VALUE},
-                       agents={"reviewer": answer(VERDICT, APPROVED)})
+    run = run_workflow(
+        fix_issue,
+        args={"issue": ISSUE},
+        from_stage="review",
+        values={"plan": PLAN_VALUE, "implement": BUILT_VALUE},
+        agents={"reviewer": answer(VERDICT, APPROVED)},
+    )
     assert run.value == APPROVED
     assert [(stage.name, stage.how) for stage in run.stages] == [
-        ("plan", "provided"), ("implement", "provided"), ("review", "ran")]
+        ("plan", "provided"),
+        ("implement", "provided"),
+        ("review", "ran"),
+    ]
     assert run.needs is None
 
 
 def test_from_stage_over_earlier_redoes_that_stage_and_every_one_after():
-    run = run_workflow(fix_issue, args={"issue": ISSUE}, from_stage="implement",
-                       earlier={"stages": {"plan": PLAN_VALUE, "implement": {"commit": "old"}, "review": APPROVED}},
-                       agents={"builder": answer(BUILT_VALUE_SCHEMA, BUILT_VALUE),
-                               "reviewer": answer(VERDICT, APPROVED)})
+    run = run_workflow(
+        fix_issue,
+        args={"issue": ISSUE},
+        from_stage="implement",
+        earlier={"stages": {"plan": PLAN_VALUE, "implement": {"commit": "old"}, "review": APPROVED}},
+        agents={"builder": answer(BUILT_VALUE_SCHEMA, BUILT_VALUE), "reviewer": answer(VERDICT, APPROVED)},
+    )
     assert [(stage.name, stage.how) for stage in run.stages] == [
-        ("plan", "reused"), ("implement", "ran"), ("review", "ran")]
+        ("plan", "reused"),
+        ("implement", "ran"),
+        ("review", "ran"),
+    ]
     assert "4be1c07" in run.turns_of("reviewer")[0].prompt
 
 
@@ -126,9 +161,15 @@ def test_a_workflow_that_returns_what_later_stages_need_passes_its_second_attemp
 
 
 def test_a_second_attempt_after_a_stop_is_a_plain_continue_and_a_list_goes_on_across_both():
-    first, second = run_twice(fix_issue, args={"issue": ISSUE}, agents={
-        "planner": answer(PLAN, PLAN_VALUE), "builder": answer(BUILT_VALUE_SCHEMA, BUILT_VALUE),
-        "reviewer": [reply.silent(), answer(VERDICT, APPROVED)]})
+    first, second = run_twice(
+        fix_issue,
+        args={"issue": ISSUE},
+        agents={
+            "planner": answer(PLAN, PLAN_VALUE),
+            "builder": answer(BUILT_VALUE_SCHEMA, BUILT_VALUE),
+            "reviewer": [reply.silent(), answer(VERDICT, APPROVED)],
+        },
+    )
     assert (first.ending.outcome, first.ending.stage) == ("stopped", "review")
     assert second.value == APPROVED
     # Reused stages open no agent.
@@ -150,12 +191,14 @@ def test_recorded_turns_a_real_run_into_earlier(project: Project):
     assert earlier["records"]["review"]["outcome"] == "stopped"
 
     workflow = load_workflow(str(EXEC_FIX_ISSUE))
-    run = run_workflow(workflow, args={"issue": ISSUE}, earlier=earlier,
-                       agents={"reviewer": answer(VERDICT, APPROVED)})
+    run = run_workflow(workflow, args={"issue": ISSUE}, earlier=earlier, agents={"reviewer": answer(VERDICT, APPROVED)})
     assert run.value == APPROVED
     assert [agent.key for agent in run.agents] == ["reviewer"]
     assert [(stage.name, stage.how, stage.attempt) for stage in run.stages] == [
-        ("plan", "reused", 1), ("implement", "reused", 1), ("review", "ran", 2)]
+        ("plan", "reused", 1),
+        ("implement", "reused", 1),
+        ("review", "ran", 2),
+    ]
     assert "4be1c07 on fix/212" in run.turns_of("reviewer")[0].prompt
 
 
@@ -166,8 +209,11 @@ def test_recorded_refuses_a_folder_that_is_not_a_run(tmp_path: Path):
 
 def test_the_async_twin_and_the_callers_signal_handlers():
     before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
-    options = {"args": {"issue": ISSUE}, "earlier": {"stages": {"plan": PLAN_VALUE, "implement": BUILT_VALUE}},
-               "agents": {"reviewer": answer(VERDICT, APPROVED)}}
+    options = {
+        "args": {"issue": ISSUE},
+        "earlier": {"stages": {"plan": PLAN_VALUE, "implement": BUILT_VALUE}},
+        "agents": {"reviewer": answer(VERDICT, APPROVED)},
+    }
     assert run_workflow(fix_issue, **options).value == APPROVED
     assert {number: signal.getsignal(number) for number in before} == before
 

@@ -12,7 +12,7 @@ from test_docs import examples
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "testing.md"
 
-SEEDS_TEST = '''
+SEEDS_TEST = """
 def test_a_continue_reuses_plan_and_implement_and_only_the_review_runs_again():
     run = run_workflow(fix_issue, args={"issue": "#212: dates before 1970 parse as null"},
                        earlier={"stages": {"plan": PLAN_VALUE, "implement": BUILT_VALUE}},
@@ -20,7 +20,7 @@ def test_a_continue_reuses_plan_and_implement_and_only_the_review_runs_again():
     assert run.value == {"approved": True, "findings": []}
     assert [agent.key for agent in run.agents] == ["reviewer"]
     assert "4be1c07 on fix/212" in run.turns_of("reviewer")[0].prompt
-'''
+"""
 
 
 def test_the_page_holds_the_seeds_test_and_runs_every_test_file_it_shows():

@@ -21,8 +21,13 @@ def test_an_answer_with_a_schema_is_taken_through_the_channel_and_recorded():
     run = run_workflow(ask, args={"schema": SCHEMA}, agents={"helper": answer(SCHEMA, {"word": "hello"})})
     assert run.value == {"outcome": "answered", "value": {"word": "hello"}, "reason": None}
     [turn] = run.turns_of("helper")
-    assert (turn.n, turn.outcome, turn.value, turn.schema, turn.nudge) == (1, "answered", {"word": "hello"}, SCHEMA,
-                                                                         False)
+    assert (turn.n, turn.outcome, turn.value, turn.schema, turn.nudge) == (
+        1,
+        "answered",
+        {"word": "hello"},
+        SCHEMA,
+        False,
+    )
     assert turn.prompt == "Say hello.\nIn one word."
     [line] = turn_lines(run)
     assert line["by"] == "awf answer" and line["harness"] == "exec"  # the runtime the workflow gave
@@ -41,7 +46,14 @@ def test_an_answer_may_be_a_function_of_the_turn():
     assert run.value["value"] == {"word": "hello"}
     [turn] = seen
     assert (turn.agent, turn.n, turn.schema, turn.label, turn.stage, turn.nudge, turn.attempt) == (
-        "helper", 1, SCHEMA, "greet", None, False, 1)
+        "helper",
+        1,
+        SCHEMA,
+        "greet",
+        None,
+        False,
+        1,
+    )
     assert run.turns[0].label == "greet"
 
 
@@ -94,8 +106,11 @@ def test_a_list_is_one_entry_a_turn_and_a_glob_serves_every_agent_it_matches():
         "review:lead": reply.failed("crashed"),  # an exact key wins over the glob
     }
     run = run_workflow(reviews, args={"keys": ["review:a", "review:b", "review:lead"]}, agents=scripts)
-    assert run.value == {"review:a": ["answered", "blocked"], "review:b": ["answered", "blocked"],
-                         "review:lead": ["failed", "failed"]}
+    assert run.value == {
+        "review:a": ["answered", "blocked"],
+        "review:b": ["answered", "blocked"],
+        "review:lead": ["failed", "failed"],
+    }
     assert [agent.key for agent in run.agents] == ["review:a", "review:b", "review:lead"]
     assert [(turn.agent, turn.n) for turn in run.turns_of("review:a")] == [("review:a", 1), ("review:a", 2)]
 

@@ -28,7 +28,9 @@ def has_color(screen: str) -> bool:
     """Whether any select-graphic-rendition sequence sets a foreground or background color."""
     return any(
         30 <= int(code) <= 49 or 90 <= int(code) <= 107
-        for params in SGR.findall(screen) for code in params.split(";") if code
+        for params in SGR.findall(screen)
+        for code in params.split(";")
+        if code
     )
 
 
@@ -38,8 +40,15 @@ def on_terminal(project: Project, *args: str, env: dict[str, str] | None = None,
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     environment = {**project.env, "TERM": "xterm", **(env or {})}
     environment = {key: value for key, value in environment.items() if value is not None}
-    process = subprocess.Popen([*AWF, *args], cwd=project.path, env=environment, stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=slave, start_new_session=True)
+    process = subprocess.Popen(
+        [*AWF, *args],
+        cwd=project.path,
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        start_new_session=True,
+    )
     os.close(slave)
     chunks: list[bytes] = []
     deadline = time.monotonic() + timeout
@@ -107,7 +116,10 @@ def test_no_color_and_the_flag_drop_colors_but_keep_the_live_block(steps: Projec
     code, _, screen = on_terminal(steps, "run", "steps.py", "--id", "t3", "--no-color", "--", "complete")
     assert code == 0 and "\x1b[2K" in screen and not has_color(screen)
     assert final_text(screen)[-3:] == [
-        "✓ steps/t3 completed (attempt 1)", final_text(screen)[-2], "records: .awf/runs/steps/t3"]
+        "✓ steps/t3 completed (attempt 1)",
+        final_text(screen)[-2],
+        "records: .awf/runs/steps/t3",
+    ]
     code, _, screen = on_terminal(steps, "watch", "steps/t3", "--no-color")
     assert code == 0 and not has_color(screen)
 
@@ -125,9 +137,15 @@ def test_the_block_shows_each_kind_of_stage_line():
     state = ViewState(name="fix/212", attempt=3, started=now - 75)
     state.rows = [
         StageRow("plan", "reused", {"attempt": 1, "ended": iso, "summary": "fix/212"}),
-        StageRow("build", "succeeded", {"started": datetime.fromtimestamp(now - 60).astimezone().isoformat(),
-                                        "ended": datetime.fromtimestamp(now - 48).astimezone().isoformat(),
-                                        "summary": "4be1c07"}),
+        StageRow(
+            "build",
+            "succeeded",
+            {
+                "started": datetime.fromtimestamp(now - 60).astimezone().isoformat(),
+                "ended": datetime.fromtimestamp(now - 48).astimezone().isoformat(),
+                "summary": "4be1c07",
+            },
+        ),
         StageRow("review", "running", None, now - 30),
         StageRow("publish", "to-come", {"attempt": 2}),
     ]

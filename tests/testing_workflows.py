@@ -21,8 +21,12 @@ APPROVED = {"approved": True, "findings": []}
 ISSUE = "#212: dates before 1970 parse as null"
 
 
-@awf.workflow(name="fix-issue", description="Plan, build and review a fix.", version="1.0.0",
-              prepare=lambda argv: {"issue": " ".join(argv)})
+@awf.workflow(
+    name="fix-issue",
+    description="Plan, build and review a fix.",
+    version="1.0.0",
+    prepare=lambda argv: {"issue": " ".join(argv)},
+)
 async def fix_issue(wf: awf.Context, issue: str):
     async def make_plan():
         planner = await wf.agents.open(key="planner", runtime="claude")
@@ -46,7 +50,8 @@ async def fix_issue(wf: awf.Context, issue: str):
     async def review():
         reviewer = await wf.agents.open(key="reviewer", runtime="codex")
         turn = await reviewer.run(
-            prompt=f"Review commit {built['commit']} on {plan['branch']} as a fix for {issue}.", schema=VERDICT,
+            prompt=f"Review commit {built['commit']} on {plan['branch']} as a fix for {issue}.",
+            schema=VERDICT,
         )
         if not turn.outcome.answered:
             wf.stop(f"no review: {turn.outcome.reason}")
@@ -56,11 +61,18 @@ async def fix_issue(wf: awf.Context, issue: str):
 
 
 @awf.workflow(name="ask", description="One turn of one agent, and what came of it.")
-async def ask(wf: awf.Context, prompt: str = "Say hello.\nIn one word.", schema=None, timeout=None,
-              label=None, key: str = "helper"):
+async def ask(
+    wf: awf.Context,
+    prompt: str = "Say hello.\nIn one word.",
+    schema=None,
+    timeout=None,
+    label=None,
+    key: str = "helper",
+):
     """Asks once between stages and returns how the turn went, so a test can see every outcome."""
-    agent = await wf.agents.open(key=key, runtime={"harness": "exec", "command": ["never-run"]},
-                                 instructions="Be brief.")
+    agent = await wf.agents.open(
+        key=key, runtime={"harness": "exec", "command": ["never-run"]}, instructions="Be brief."
+    )
     turn = await agent.run(prompt=prompt, schema=schema, timeout=timeout, label=label)
     return {"outcome": turn.outcome.kind, "value": turn.outcome.value, "reason": turn.outcome.reason}
 

@@ -5,7 +5,7 @@ THREE has three stages whose behaviour on each attempt comes from files the test
 between attempts, as in a real continue. Each stage's work leaves `ran-{stage}-{attempt}`.
 """
 
-THREE = '''
+THREE = """
 import asyncio
 from pathlib import Path
 
@@ -47,4 +47,4 @@ async def three(wf):
     built = await wf.stage("implement", lambda: act(wf, "implement"), result=STRING)
     review = await wf.stage("review", lambda: act(wf, "review"), result=STRING)
     return {"plan": plan, "implement": built, "review": review}
-'''
+"""

@@ -104,8 +104,13 @@ from typing import Any
 
 # Loaded on first use, so `awf answer` does not pay for what only a running attempt needs.
 _EXPORTS = {
-    "AgentError": "spec", "Harness": "harness", "Message": "harness", "Session": "harness", "Stopped": "harness",
-    "Outcome": "outcome", "Turn": "outcome",
+    "AgentError": "spec",
+    "Harness": "harness",
+    "Message": "harness",
+    "Session": "harness",
+    "Stopped": "harness",
+    "Outcome": "outcome",
+    "Turn": "outcome",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -32,8 +32,7 @@ class Taken:
     outcome: str
 
 
-def answer(env: Mapping[str, str], text: str | None, *, blocked: str | None = None,
-           turn: int | None = None) -> Taken:
+def answer(env: Mapping[str, str], text: str | None, *, blocked: str | None = None, turn: int | None = None) -> Taken:
     """Settle the agent's turn with `text` (or as blocked). Raises Refused or Rejected."""
     agent_dir, token = env.get(channel.ENV_DIR), env.get(channel.ENV_TOKEN)
     if not agent_dir or not token:

@@ -72,7 +72,7 @@ def last_document(text: str) -> str | None:
     starts = [0] + [index + 1 for index, char in enumerate(stripped) if char == "\n"]
     for start in reversed(starts):
         line_start = start + len(stripped[start:]) - len(stripped[start:].lstrip())
-        if line_start >= len(stripped) or stripped[line_start] not in "{[\"":
+        if line_start >= len(stripped) or stripped[line_start] not in '{["':
             continue
         try:
             _, end = decoder.raw_decode(stripped, line_start)

@@ -68,8 +68,13 @@ class AgentChannel:
             ensure_dir(folder)  # one at a time: parents made on the way get the default mode
         token = secrets.token_hex(16)
         fields = {
-            "version": FORMAT_VERSION, "run": run, "attempt": attempt, "agent": agent, "harness": harness,
-            "token_sha256": _token_hash(token), "turn": 0,
+            "version": FORMAT_VERSION,
+            "run": run,
+            "attempt": attempt,
+            "agent": agent,
+            "harness": harness,
+            "token_sha256": _token_hash(token),
+            "turn": 0,
         }
         channel = cls(agent_dir, token, fields)
         write_json(agent_dir / AGENT_FILE, fields)
@@ -80,11 +85,19 @@ class AgentChannel:
         """Make the turn's folder and point the agent at it. Returns the folder."""
         folder = turn_dir(self.dir, number)
         ensure_dir(folder)
-        write_json(folder / TURN_FILE, {
-            "version": FORMAT_VERSION, "run": self.fields["run"], "attempt": self.fields["attempt"],
-            "agent": self.fields["agent"], "turn": number, "schema": schema, "opened": now_iso(),
-            "deadline": iso(deadline) if deadline else None,
-        })
+        write_json(
+            folder / TURN_FILE,
+            {
+                "version": FORMAT_VERSION,
+                "run": self.fields["run"],
+                "attempt": self.fields["attempt"],
+                "agent": self.fields["agent"],
+                "turn": number,
+                "schema": schema,
+                "opened": now_iso(),
+                "deadline": iso(deadline) if deadline else None,
+            },
+        )
         self.fields["turn"] = number
         write_json(self.dir / AGENT_FILE, self.fields)
         return folder
@@ -119,12 +132,20 @@ def settle(folder: Path, outcome: str, *, value: Any = None, reason: str | None 
     return settle_once(folder, outcome, value=value, reason=reason, by=by) or read_outcome(folder) or {}
 
 
-def settle_once(folder: Path, outcome: str, *, value: Any = None, reason: str | None = None,
-                by: str) -> dict[str, Any] | None:
+def settle_once(
+    folder: Path, outcome: str, *, value: Any = None, reason: str | None = None, by: str
+) -> dict[str, Any] | None:
     """Settle the turn in `folder` with this outcome; None when it had settled already."""
     number = int(folder.name.removeprefix("turn-"))
-    record = {"version": FORMAT_VERSION, "turn": number, "outcome": outcome, "value": value, "reason": reason,
-              "by": by, "at": now_iso()}
+    record = {
+        "version": FORMAT_VERSION,
+        "turn": number,
+        "outcome": outcome,
+        "value": value,
+        "reason": reason,
+        "by": by,
+        "at": now_iso(),
+    }
     text = json.dumps(record, ensure_ascii=False, allow_nan=False, indent=2) + "\n"
     return record if _create_once(folder / OUTCOME_FILE, text) else None
 
@@ -136,7 +157,7 @@ def _create_once(path: Path, text: str) -> bool:
     try:
         view = memoryview(text.encode())
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -168,4 +189,3 @@ def read_agent(agent_dir: Path) -> dict[str, Any]:
 
 def token_fits(agent: dict[str, Any], token: str) -> bool:
     return hmac.compare_digest(agent["token_sha256"], _token_hash(token))
-

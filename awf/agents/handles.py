@@ -24,8 +24,9 @@ class Progress(Protocol):
 
     def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None: ...
 
-    def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None,
-                         seconds: float) -> None: ...
+    def agent_turn_ended(
+        self, stage: str | None, agent: str, outcome: str, reason: str | None, seconds: float
+    ) -> None: ...
 
 
 @dataclass
@@ -55,8 +56,9 @@ class AgentSet:
         self._agents: dict[str, Agent] = {}
         self.book = ProcessBook(host.log, host.attempt)
 
-    async def open(self, *, key: str, runtime: str | dict[str, Any], instructions: str | None = None,
-                   cwd: str | Path | None = None) -> Agent:
+    async def open(
+        self, *, key: str, runtime: str | dict[str, Any], instructions: str | None = None, cwd: str | Path | None = None
+    ) -> Agent:
         """The agent `key`: opened now, or the one this attempt already opened with the same spec.
 
         `runtime` is a harness's name ("claude", "codex") or a dict with a "harness" and its
@@ -110,15 +112,31 @@ class Agent:
             if problem:
                 raise AgentError(f"agent {spec.key}: {problem}")
         self.dir = host.run_dir / "agents" / str(host.attempt) / spec.key
-        self.channel = AgentChannel.create(self.dir, run=host.run, attempt=host.attempt, agent=spec.key,
-                                           harness=spec.harness)
-        self.session = Session(spec.key, spec.runtime, spec.instructions, spec.cwd, self.dir, self._spawn,
-                               run=host.run, attempt=host.attempt, log=host.log)
+        self.channel = AgentChannel.create(
+            self.dir, run=host.run, attempt=host.attempt, agent=spec.key, harness=spec.harness
+        )
+        self.session = Session(
+            spec.key,
+            spec.runtime,
+            spec.instructions,
+            spec.cwd,
+            self.dir,
+            self._spawn,
+            run=host.run,
+            attempt=host.attempt,
+            log=host.log,
+        )
         self.turns = 0
         self.busy = False
         self.ends = 0  # how many times it was ended: a turn that sees this change was cancelled
-        fields: dict[str, Any] = {"attempt": host.attempt, "agent": spec.key, "harness": spec.harness,
-                                  "model": spec.model, **spec.as_record(), "dir": str(self.dir)}
+        fields: dict[str, Any] = {
+            "attempt": host.attempt,
+            "agent": spec.key,
+            "harness": spec.harness,
+            "model": spec.model,
+            **spec.as_record(),
+            "dir": str(self.dir),
+        }
         stage = host.stage()
         if stage is not None:
             fields["stage"] = stage
@@ -127,8 +145,13 @@ class Agent:
     def _spawn(self, agent: str, command: Any, *, turn: int | None = None, **options: Any) -> Any:
         return self._book.spawn(agent, command, turn=turn, stage=self._host.stage(), **options)
 
-    async def run(self, prompt: str, schema: dict[str, Any] | str | Path | None = None,
-                  timeout: float | datetime.timedelta | None = None, label: str | None = None) -> Turn:
+    async def run(
+        self,
+        prompt: str,
+        schema: dict[str, Any] | str | Path | None = None,
+        timeout: float | datetime.timedelta | None = None,
+        label: str | None = None,
+    ) -> Turn:
         """Ask the agent; its answer comes back as `turn.outcome`. See awf.agents.turns."""
         from .turns import run_turn
 

@@ -68,12 +68,22 @@ class Session:
         model = self.runtime.get("model")
         return None if model is None else str(model)
 
-    def spawn(self, command: Sequence[str], *, env: Mapping[str, str], stdin: Path | None, stdout: Path,
-              stderr: Path, turn: int | None = None, cwd: Path | None = None) -> AgentProcess:
+    def spawn(
+        self,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        stdin: Path | None,
+        stdout: Path,
+        stderr: Path,
+        turn: int | None = None,
+        cwd: Path | None = None,
+    ) -> AgentProcess:
         """Start a process for this agent: in its own process group, recorded with its pid, and
         ended with the attempt. A harness starts every process through this."""
-        return self.spawn_process(self.key, command, cwd=cwd or self.cwd, env=env, stdin=stdin, stdout=stdout,
-                                  stderr=stderr, turn=turn)
+        return self.spawn_process(
+            self.key, command, cwd=cwd or self.cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr, turn=turn
+        )
 
 
 @dataclass(frozen=True)

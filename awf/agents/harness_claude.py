@@ -141,12 +141,15 @@ def _error_reason(result: dict[str, Any], ran: Ran) -> str:
     return f"claude: {said}" + (f" (HTTP {status} from the model's API)" if status and str(status) not in said else "")
 
 
-def _account(session: Session, message: Message, result: dict[str, Any],
-             init: dict[str, Any] | None) -> tuple[dict[str, Any], float | None]:
+def _account(
+    session: Session, message: Message, result: dict[str, Any], init: dict[str, Any] | None
+) -> tuple[dict[str, Any], float | None]:
     """This turn's tokens so far (all its deliveries) and this delivery's cost."""
     raw = result.get("usage") if isinstance(result.get("usage"), dict) else {}
-    fresh, read, write, out = (_int(raw.get(key)) for key in (
-        "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"))
+    fresh, read, write, out = (
+        _int(raw.get(key))
+        for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
+    )
     tokens = {"input": fresh + read + write, "cached": read, "cache_write": write, "output": out}
     data = session.data
     if data.get("turn") == message.turn:

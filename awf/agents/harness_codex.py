@@ -97,11 +97,18 @@ class CodexHarness(Harness):
             return Stopped(failed=_error_reason(failed[-1]), usage=usage, cost=cost)
         if not ran.of("turn.completed"):
             unknown = ("unexpected argument", "unrecognized subcommand", "invalid value")
-            return Stopped(failed=failure("codex", program, ran, TESTED_VERSION,
-                                          lambda text: any(words in text for words in unknown)),
-                           usage=usage, cost=cost)
-        said = [e["item"].get("text") for e in ran.of("item.completed")
-                if isinstance(e.get("item"), dict) and e["item"].get("type") == "agent_message"]
+            return Stopped(
+                failed=failure(
+                    "codex", program, ran, TESTED_VERSION, lambda text: any(words in text for words in unknown)
+                ),
+                usage=usage,
+                cost=cost,
+            )
+        said = [
+            e["item"].get("text")
+            for e in ran.of("item.completed")
+            if isinstance(e.get("item"), dict) and e["item"].get("type") == "agent_message"
+        ]
         text = said[-1] if said and isinstance(said[-1], str) else None
         return Stopped(text=text, usage=usage, cost=cost)
 
@@ -118,12 +125,20 @@ class CodexHarness(Harness):
         no approvals (as in `codex exec`). Its status line shows the thread's id first, where awf
         reads it, so a program started again after it exited resumes the thread."""
         program = find_program("codex", VARIABLE, env, INSTALL)[0] or "codex"
-        command = [program, *self._options(session),
-                   "-c", 'approval_policy="never"', "-c", "check_for_update_on_startup=false",
-                   # Its shell snapshot would write the environment, awf's token with it, to a file others can read.
-                   "-c", "features.shell_snapshot=false",
-                   "-c", f"tui.status_line={json.dumps(list(STATUS_LINE))}",
-                   *(session.runtime.get("extra_args") or [])]
+        command = [
+            program,
+            *self._options(session),
+            "-c",
+            'approval_policy="never"',
+            "-c",
+            "check_for_update_on_startup=false",
+            # Its shell snapshot would write the environment, awf's token with it, to a file others can read.
+            "-c",
+            "features.shell_snapshot=false",
+            "-c",
+            f"tui.status_line={json.dumps(list(STATUS_LINE))}",
+            *(session.runtime.get("extra_args") or []),
+        ]
         session.data[_RESUMED] = bool(session.id)
         if session.id:
             command += ["resume", session.id]
@@ -276,8 +291,10 @@ class _Reconnects:
             else:
                 self.since = None  # it got through: whatever comes now is progress
         if self.since is not None and time.monotonic() - self.since >= self.limit:
-            return (f"codex cannot reach its model: it kept reconnecting for {self.limit:g} s, and awf ended it "
-                    f"(codex said: {self.said})")
+            return (
+                f"codex cannot reach its model: it kept reconnecting for {self.limit:g} s, and awf ended it "
+                f"(codex said: {self.said})"
+            )
         return None
 
 
@@ -289,20 +306,27 @@ def _error_reason(event: dict[str, Any]) -> str:
     return f"codex: {said}"
 
 
-def _account(session: Session, message: Message,
-             completed: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, float | None]:
+def _account(
+    session: Session, message: Message, completed: list[dict[str, Any]]
+) -> tuple[dict[str, Any] | None, float | None]:
     """This turn's tokens so far (turn.completed counts the thread: take differences) and the
     cost of this delivery's tokens."""
     data = session.data
     if not completed or not isinstance(completed[-1].get("usage"), dict):
         return None, None
-    now = {key: _int(completed[-1]["usage"].get(key)) for key in ("input_tokens", "cached_input_tokens",
-                                                                   "output_tokens", "reasoning_output_tokens")}
+    now = {
+        key: _int(completed[-1]["usage"].get(key))
+        for key in ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
+    }
     before = data.get("thread", {})
     delta = {key: max(value - before.get(key, 0), 0) for key, value in now.items()}
     data["thread"] = now
-    tokens = {"input": delta["input_tokens"], "cached": delta["cached_input_tokens"],
-              "output": delta["output_tokens"], "reasoning": delta["reasoning_output_tokens"]}
+    tokens = {
+        "input": delta["input_tokens"],
+        "cached": delta["cached_input_tokens"],
+        "output": delta["output_tokens"],
+        "reasoning": delta["reasoning_output_tokens"],
+    }
     if data.get("turn") == message.turn:
         tokens = {key: value + data["tokens"].get(key, 0) for key, value in tokens.items()}
     data["turn"], data["tokens"] = message.turn, tokens
@@ -323,8 +347,11 @@ def price(model: str | None, input_tokens: int, cached: int, output: int) -> tup
     except ImportError:
         return None, "genai-prices is not installed (pip install genai-prices)"
     try:
-        priced = calc_price(Usage(input_tokens=input_tokens, cache_read_tokens=cached, output_tokens=output),
-                            model_ref=model, provider_id="openai")
+        priced = calc_price(
+            Usage(input_tokens=input_tokens, cache_read_tokens=cached, output_tokens=output),
+            model_ref=model,
+            provider_id="openai",
+        )
     except LookupError:
         return None, f"genai-prices {_version()} has no price for {model}"
     return float(priced.total_price), None

@@ -31,8 +31,10 @@ def find_program(name: str, variable: str, env: Mapping[str, str], install: str)
     if configured:
         path = Path(configured).expanduser()
         if not path.is_file() or not os.access(path, os.X_OK):
-            return None, (f"{variable} is {configured}, which is not an executable file: "
-                          f"fix it, or unset it to use {name} on PATH")
+            return None, (
+                f"{variable} is {configured}, which is not an executable file: "
+                f"fix it, or unset it to use {name} on PATH"
+            )
         return str(path), None
     found = shutil.which(name, path=env.get("PATH"))
     if found is None:
@@ -110,9 +112,15 @@ class _Lines:
         return self.read()
 
 
-async def run_delivery(session: Session, message: Message, command: Sequence[str], prompt: str, *,
-                       env: Mapping[str, str] | None = None,
-                       watch: Callable[[dict[str, Any] | None], str | None] | None = None) -> Ran:
+async def run_delivery(
+    session: Session,
+    message: Message,
+    command: Sequence[str],
+    prompt: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    watch: Callable[[dict[str, Any] | None], str | None] | None = None,
+) -> Ran:
     """Run `command` for one delivery, `prompt` on its stdin, until it exits or `watch` ends it.
 
     `watch` sees every event as it comes, and None at each poll; a text it returns ends the
@@ -123,8 +131,9 @@ async def run_delivery(session: Session, message: Message, command: Sequence[str
     stdin = message.dir / f"{n}.prompt.txt"
     stdout, stderr = message.dir / f"{n}.stdout.jsonl", message.dir / f"{n}.stderr.txt"
     write_atomic(stdin, prompt)
-    process = session.spawn(command, env=env or message.env, stdin=stdin, stdout=stdout, stderr=stderr,
-                            turn=message.turn)
+    process = session.spawn(
+        command, env=env or message.env, stdin=stdin, stdout=stdout, stderr=stderr, turn=message.turn
+    )
     lines = _Lines(stdout)
     events: list[dict[str, Any]] = []
     ended_because = None
@@ -151,6 +160,8 @@ def failure(name: str, program: str, ran: Ran, tested: str, unknown_option: Call
     said = f"; the end of its stderr:\n{tail}" if tail else " and printed nothing on stderr"
     if unknown_option(tail):
         version = version_of(program) or "of an unknown version"
-        return (f"{program} ({name} {version}) does not know an option awf gives it: update it to {tested} "
-                f"or newer, the version awf is tested with{said}")
+        return (
+            f"{program} ({name} {version}) does not know an option awf gives it: update it to {tested} "
+            f"or newer, the version awf is tested with{said}"
+        )
     return f"{program} {how}{said}"

@@ -64,8 +64,9 @@ class Multiplexer(Protocol):
     def workspaces(self) -> list[Workspace]:
         """The workspaces on the server; none when it does not run."""
 
-    def open_workspace(self, name: str, owner_pid: int, owner_start: str | None, window: str,
-                       command: Sequence[str], cwd: Path) -> Pane:
+    def open_workspace(
+        self, name: str, owner_pid: int, owner_start: str | None, window: str, command: Sequence[str], cwd: Path
+    ) -> Pane:
         """Make the workspace `name`, owned by that process, with its first window running `command`."""
 
     def open_window(self, workspace: str, window: str, command: Sequence[str], cwd: Path) -> Pane:

@@ -60,23 +60,52 @@ class Tmux:
     def has_workspace(self, name: str) -> bool:
         return self._run("has-session", "-t", f"={name}", check=False).returncode == 0
 
-    def open_workspace(self, name: str, owner_pid: int, owner_start: str | None, window: str,
-                       command: Sequence[str], cwd: Path) -> Pane:
+    def open_workspace(
+        self, name: str, owner_pid: int, owner_start: str | None, window: str, command: Sequence[str], cwd: Path
+    ) -> Pane:
         # One client call: the server starts, takes awf's options, and makes the workspace, which
         # is marked with its owner before any other awf can list it.
         done = self._run(
-            "start-server", ";",
-            "set-option", "-g", "remain-on-exit", "on", ";",
-            "set-option", "-g", "history-limit", "50000", ";",
-            "new-session", "-d", "-s", name, "-n", window, "-c", str(cwd), "-x", SIZE[0], "-y", SIZE[1],
-            "-P", "-F", _PANE, "--", *command, ";",
-            "set-option", "@awf_owner", f"{owner_pid} {owner_start or ''}".strip(),
+            "start-server",
+            ";",
+            "set-option",
+            "-g",
+            "remain-on-exit",
+            "on",
+            ";",
+            "set-option",
+            "-g",
+            "history-limit",
+            "50000",
+            ";",
+            "new-session",
+            "-d",
+            "-s",
+            name,
+            "-n",
+            window,
+            "-c",
+            str(cwd),
+            "-x",
+            SIZE[0],
+            "-y",
+            SIZE[1],
+            "-P",
+            "-F",
+            _PANE,
+            "--",
+            *command,
+            ";",
+            "set-option",
+            "@awf_owner",
+            f"{owner_pid} {owner_start or ''}".strip(),
         )
         return self._pane(name, window, done.stdout)
 
     def open_window(self, workspace: str, window: str, command: Sequence[str], cwd: Path) -> Pane:
-        done = self._run("new-window", "-d", "-t", f"={workspace}:", "-n", window, "-c", str(cwd), "-P", "-F", _PANE,
-                         "--", *command)
+        done = self._run(
+            "new-window", "-d", "-t", f"={workspace}:", "-n", window, "-c", str(cwd), "-P", "-F", _PANE, "--", *command
+        )
         return self._pane(workspace, window, done.stdout)
 
     def restart(self, pane: Pane, command: Sequence[str], cwd: Path) -> Pane:
@@ -85,23 +114,50 @@ class Tmux:
         return self._pane(pane.workspace, pane.window, done.stdout)
 
     def screen(self, pane: Pane) -> Screen | None:
-        done = self._run("display-message", "-p", "-t", pane.pane_id, _STATE, ";",
-                         "capture-pane", "-p", "-t", pane.pane_id, check=False)
+        done = self._run(
+            "display-message",
+            "-p",
+            "-t",
+            pane.pane_id,
+            _STATE,
+            ";",
+            "capture-pane",
+            "-p",
+            "-t",
+            pane.pane_id,
+            check=False,
+        )
         if done.returncode != 0:
             if _gone(done.stderr):
                 return None
             raise MultiplexerError(f"tmux could not read pane {pane.pane_id}: {done.stderr.strip()}")
         state, _, text = done.stdout.partition("\n")
         dead, status, signal, cursor, history = [*state.split("\t"), "", "", "", "", ""][:5]
-        return Screen(text=text, marks=f"{cursor} {history}", dead=dead == "1",
-                      status=int(status) if status.lstrip("-").isdigit() else None,
-                      signal=int(signal) if signal.isdigit() else None)
+        return Screen(
+            text=text,
+            marks=f"{cursor} {history}",
+            dead=dead == "1",
+            status=int(status) if status.lstrip("-").isdigit() else None,
+            signal=int(signal) if signal.isdigit() else None,
+        )
 
     def paste(self, pane: Pane, text_file: Path) -> None:
         buffer = f"awf-{pane.pane_id.lstrip('%')}"
         # -p: as a bracketed paste where the program asked for one, so a line break is not Enter.
-        self._run("load-buffer", "-b", buffer, str(text_file), ";",
-                  "paste-buffer", "-d", "-p", "-b", buffer, "-t", pane.pane_id)
+        self._run(
+            "load-buffer",
+            "-b",
+            buffer,
+            str(text_file),
+            ";",
+            "paste-buffer",
+            "-d",
+            "-p",
+            "-b",
+            buffer,
+            "-t",
+            pane.pane_id,
+        )
 
     def press(self, pane: Pane, keys: Sequence[str]) -> None:
         if keys:
@@ -151,8 +207,14 @@ class Tmux:
         if program is None:
             raise MultiplexerError(self.missing() or "tmux is not installed")
         try:
-            done = subprocess.run([program, "-L", self.server, *args], capture_output=True, text=True, env=self.env,
-                                  stdin=subprocess.DEVNULL, timeout=TIMEOUT)
+            done = subprocess.run(
+                [program, "-L", self.server, *args],
+                capture_output=True,
+                text=True,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                timeout=TIMEOUT,
+            )
         except subprocess.TimeoutExpired:
             raise MultiplexerError(f"tmux did not answer within {TIMEOUT} s (server {self.server})") from None
         if check and done.returncode != 0:

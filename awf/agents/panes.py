@@ -94,8 +94,7 @@ class PaneHarness(Harness):
 
     def spec_problem(self, runtime: dict[str, Any]) -> str | None:
         if type(self.inner).pane_command is Harness.pane_command:
-            return (f'the {self.name} harness cannot run in a pane: leave out "placement": "pane" to run it '
-                    "headless")
+            return f'the {self.name} harness cannot run in a pane: leave out "placement": "pane" to run it headless'
         idle = runtime.get("idle")
         if idle is not None and (isinstance(idle, bool) or not isinstance(idle, (int, float)) or idle <= 0):
             return f'"idle" is the seconds a pane may stay unchanged before awf nudges its agent, not {idle!r}'
@@ -107,8 +106,10 @@ class PaneHarness(Harness):
     def missing(self, session: Session, env: Mapping[str, str]) -> str | None:
         problem = self._panes(session, env).mux.missing()
         if problem:
-            return (f'{problem}: this agent\'s runtime says "placement": "pane", and panes run in tmux; install it, '
-                    'or leave out "placement": "pane" to run the agent headless')
+            return (
+                f'{problem}: this agent\'s runtime says "placement": "pane", and panes run in tmux; install it, '
+                'or leave out "placement": "pane" to run the agent headless'
+            )
         return self.inner.missing(session, env)
 
     async def deliver(self, session: Session, message: Message) -> Stopped:
@@ -174,8 +175,10 @@ class PaneHarness(Harness):
             if program.ready(screen.text):
                 return None
             if time.monotonic() > until:
-                return Stopped(failed=f"{shlex.join(panes.command)} did not show it takes input within {READY:.0f} s"
-                                      f"{_screen_tail(screen)}")
+                return Stopped(
+                    failed=f"{shlex.join(panes.command)} did not show it takes input within {READY:.0f} s"
+                    f"{_screen_tail(screen)}"
+                )
             await asyncio.sleep(POLL)
 
     def _exited(self, panes: _Panes, screen: Screen) -> Stopped:
@@ -203,11 +206,23 @@ class PaneHarness(Harness):
             pane = self._open(session, mux, launcher)
         panes.pane = pane
         if session.log is not None:
-            folder.append_line(session.log, folder.entry(
-                "pane", attempt=session.attempt, agent=session.key, turn=message.turn, multiplexer=mux.name,
-                server=mux.server, workspace=pane.workspace, window=pane.window, pane=pane.pane_id, pid=pane.pid,
-                process_start=process_start(pane.pid), command=panes.command,
-            ))
+            folder.append_line(
+                session.log,
+                folder.entry(
+                    "pane",
+                    attempt=session.attempt,
+                    agent=session.key,
+                    turn=message.turn,
+                    multiplexer=mux.name,
+                    server=mux.server,
+                    workspace=pane.workspace,
+                    window=pane.window,
+                    pane=pane.pane_id,
+                    pid=pane.pid,
+                    process_start=process_start(pane.pid),
+                    command=panes.command,
+                ),
+            )
 
     def _open(self, session: Session, mux: Multiplexer, launcher: list[str]) -> Pane:
         name = mux.workspace_name(workspace_title(session.run, session.attempt))
@@ -231,9 +246,17 @@ class PaneHarness(Harness):
         if panes.keep and not _last_turn_answered(session):
             # Left for a person to read; a later turn of this agent gets a new window.
             if session.log is not None:
-                folder.append_line(session.log, folder.entry("log", attempt=session.attempt, message=(
-                    f"agent {session.key}'s pane stays open (keep_pane), in {pane.workspace!r}: "
-                    f"awf attach {session.run} {session.key}")))
+                folder.append_line(
+                    session.log,
+                    folder.entry(
+                        "log",
+                        attempt=session.attempt,
+                        message=(
+                            f"agent {session.key}'s pane stays open (keep_pane), in {pane.workspace!r}: "
+                            f"awf attach {session.run} {session.key}"
+                        ),
+                    ),
+                )
             return
         start = process_start(pane.pid)
         panes.mux.close_window(pane)
@@ -245,8 +268,12 @@ class PaneHarness(Harness):
         if not isinstance(panes, _Panes):
             runtime = session.runtime
             mux = multiplexer("tmux", server_name(session.dir.parent.parent.parent, env), env)
-            panes = _Panes(mux, keep=bool(runtime.get("keep_pane")), idle=float(runtime.get("idle") or IDLE),
-                           status_file=status_file(session))
+            panes = _Panes(
+                mux,
+                keep=bool(runtime.get("keep_pane")),
+                idle=float(runtime.get("idle") or IDLE),
+                status_file=status_file(session),
+            )
             session.data[_STATE] = panes
         return panes
 
@@ -294,8 +321,11 @@ def _launcher(session: Session, program: PaneProgram, env: Mapping[str, str]) ->
         '  exec env -i AWF_PANE_CLEAN=1 TERM="$TERM" TMUX="$TMUX" TMUX_PANE="$TMUX_PANE" /bin/sh "$0"',
         "fi",
         "unset AWF_PANE_CLEAN",
-        *(f"export {key}={shlex.quote(value)}" for key, value in sorted(given.items())
-          if key not in _PANE_OWN and key.isidentifier()),
+        *(
+            f"export {key}={shlex.quote(value)}"
+            for key, value in sorted(given.items())
+            if key not in _PANE_OWN and key.isidentifier()
+        ),
         f"cd {shlex.quote(str(session.cwd))} || exit 127",
         f"rm -f {status}",
         "# The program gets these signals; this shell stays to write down how it ended.",

@@ -112,8 +112,17 @@ class ProcessBook:
         self.processes: list[tuple[str, AgentProcess]] = []
 
     def spawn(
-        self, agent: str, command: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdin: Path | None,
-        stdout: Path, stderr: Path, turn: int | None, stage: str | None,
+        self,
+        agent: str,
+        command: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        stdin: Path | None,
+        stdout: Path,
+        stderr: Path,
+        turn: int | None,
+        stage: str | None,
     ) -> AgentProcess:
         """Start `command` in a session of its own, with files for its standard streams.
 
@@ -126,14 +135,24 @@ class ProcessBook:
             open(os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE), "ab") as err,
         ):
             popen = subprocess.Popen(
-                list(command), cwd=cwd, env=dict(env), stdin=given, stdout=out, stderr=err,
-                start_new_session=True, close_fds=True,
+                list(command),
+                cwd=cwd,
+                env=dict(env),
+                stdin=given,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                close_fds=True,
             )
         process = AgentProcess(popen, command)
         self.processes.append((agent, process))
         fields: dict[str, Any] = {
-            "attempt": self.attempt, "agent": agent, "pid": process.pid, "process_start": process_start(process.pid),
-            "command": list(command), "turn": turn,
+            "attempt": self.attempt,
+            "agent": agent,
+            "pid": process.pid,
+            "process_start": process_start(process.pid),
+            "command": list(command),
+            "turn": turn,
         }
         if stage is not None:
             fields["stage"] = stage

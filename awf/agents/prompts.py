@@ -33,7 +33,7 @@ def answer_instructions(schema: dict[str, Any] | None, hint: str | None = None) 
         "",
         "awf answer checks the answer before it takes it: if it prints problems, fix them and run it again. "
         "It exits 0 once the answer is taken, and takes one answer. If you cannot do the work, run "
-        "`awf answer --blocked \"why\"` instead.",
+        '`awf answer --blocked "why"` instead.',
     ]
     if hint:
         lines.append(hint)

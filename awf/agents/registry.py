@@ -70,7 +70,7 @@ def own_harness(name: str) -> Harness:
     if not _NAME.fullmatch(name) or importlib.util.find_spec(module_name) is None:
         raise NoHarness(
             f"there is no harness named {name!r}; this awf has {', '.join(known()) or 'none'}. "
-            "Check the runtime's \"harness\", or upgrade awf for a harness it lacks"
+            'Check the runtime\'s "harness", or upgrade awf for a harness it lacks'
         )
     module = importlib.import_module(module_name)
     harness = getattr(module, "HARNESS", None)

@@ -60,16 +60,16 @@ def normal_runtime(key: str, runtime: Any) -> dict[str, Any]:
         return {"harness": runtime}
     if not isinstance(runtime, Mapping):
         raise AgentError(
-            f"agent {key}: runtime is a harness's name (\"claude\", \"codex\") or a dict such as "
-            f"{{\"harness\": \"exec\", \"command\": [...]}}, not {runtime!r}"
+            f'agent {key}: runtime is a harness\'s name ("claude", "codex") or a dict such as '
+            f'{{"harness": "exec", "command": [...]}}, not {runtime!r}'
         )
     harness = runtime.get("harness")
     if not isinstance(harness, str) or not harness:
-        raise AgentError(f"agent {key}: runtime {dict(runtime)!r} names no harness: give it \"harness\": NAME")
+        raise AgentError(f'agent {key}: runtime {dict(runtime)!r} names no harness: give it "harness": NAME')
     placement = runtime.get("placement", "headless")
     if placement not in PLACEMENTS:
         raise AgentError(
-            f"agent {key}: placement {placement!r} is not one awf knows: \"headless\" (the default) or \"pane\" "
+            f'agent {key}: placement {placement!r} is not one awf knows: "headless" (the default) or "pane" '
             "(a terminal pane you can watch and type into)"
         )
     try:

@@ -59,8 +59,9 @@ async def run_turn(agent: Agent, host: Host, *, prompt: Any, schema: Any, timeou
         settled = await talk.run()
     except asyncio.CancelledError:
         agent.end()
-        settled = settle(turn_folder, kinds.CANCELLED, reason=host.cancel_reason() or "the turn was cancelled",
-                         by="awf")
+        settled = settle(
+            turn_folder, kinds.CANCELLED, reason=host.cancel_reason() or "the turn was cancelled", by="awf"
+        )
         _finish(agent, host, talk, settled, stage, label, started)
         raise
     finally:
@@ -93,8 +94,17 @@ def _first_line(prompt: str, width: int = 60) -> str:
 class _Conversation:
     """Deliveries until the turn settles: the prompt, and at most one recovery prompt."""
 
-    def __init__(self, agent: Agent, host: Host, number: int, folder: Path, prompt: str,
-                 schema: dict[str, Any] | None, deadline: float | None, own_timeout: bool) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        host: Host,
+        number: int,
+        folder: Path,
+        prompt: str,
+        schema: dict[str, Any] | None,
+        deadline: float | None,
+        own_timeout: bool,
+    ) -> None:
         self.agent = agent
         self.host = host
         self.number = number
@@ -230,17 +240,35 @@ def _stopped(task: asyncio.Future[Any], name: str) -> Stopped:
     return result
 
 
-def _finish(agent: Agent, host: Host, talk: _Conversation, settled: dict[str, Any], stage: str | None,
-            label: str | None, started: float) -> Turn:
+def _finish(
+    agent: Agent,
+    host: Host,
+    talk: _Conversation,
+    settled: dict[str, Any],
+    stage: str | None,
+    label: str | None,
+    started: float,
+) -> Turn:
     ended = time.time()
     outcome = _outcome(settled, talk.schema)
     fields: dict[str, Any] = {
-        "attempt": host.attempt, "agent": agent.key, "turn": talk.number, "harness": agent.spec.harness,
+        "attempt": host.attempt,
+        "agent": agent.key,
+        "turn": talk.number,
+        "harness": agent.spec.harness,
         "model": agent.spec.model or (talk.usage or {}).get("model"),
-        "session": agent.session.id, "label": label, "prompt": talk.prompt,
-        "outcome": outcome.kind, "reason": outcome.reason, "by": settled.get("by"), "nudged": talk.nudged,
-        "started": iso(started), "ended": iso(ended), "seconds": round(ended - started, 3),
-        "usage": talk.usage, "cost": talk.cost,
+        "session": agent.session.id,
+        "label": label,
+        "prompt": talk.prompt,
+        "outcome": outcome.kind,
+        "reason": outcome.reason,
+        "by": settled.get("by"),
+        "nudged": talk.nudged,
+        "started": iso(started),
+        "ended": iso(ended),
+        "seconds": round(ended - started, 3),
+        "usage": talk.usage,
+        "cost": talk.cost,
     }
     if outcome.answered:
         fields["value"] = outcome.value
@@ -248,8 +276,19 @@ def _finish(agent: Agent, host: Host, talk: _Conversation, settled: dict[str, An
         fields["stage"] = stage
     record.append_line(host.log, record.entry("turn", **fields))
     host.progress.agent_turn_ended(stage, agent.key, outcome.kind, outcome.reason, ended - started)
-    return Turn(agent.key, talk.number, talk.prompt, outcome, label, fields["started"], fields["ended"],
-                ended - started, agent.session.id, talk.usage, talk.cost)
+    return Turn(
+        agent.key,
+        talk.number,
+        talk.prompt,
+        outcome,
+        label,
+        fields["started"],
+        fields["ended"],
+        ended - started,
+        agent.session.id,
+        talk.usage,
+        talk.cost,
+    )
 
 
 def _outcome(settled: dict[str, Any], schema: dict[str, Any] | None) -> Outcome:
@@ -258,8 +297,11 @@ def _outcome(settled: dict[str, Any], schema: dict[str, Any] | None) -> Outcome:
         return Outcome(kind, reason=settled.get("reason") or kind)
     value = settled.get("value")
     # Checked again as it is read: an outcome.json edited by hand must not slip a bad answer in.
-    problems = schema_problems(schema, value) if schema is not None else (
-        [] if isinstance(value, str) else [f"the answer is a {type(value).__name__}, not text"])
+    problems = (
+        schema_problems(schema, value)
+        if schema is not None
+        else ([] if isinstance(value, str) else [f"the answer is a {type(value).__name__}, not text"])
+    )
     if problems:
         return Outcome(kinds.FAILED, reason="the recorded answer does not fit the turn: " + "; ".join(problems))
     return Outcome(kinds.ANSWERED, value=value)

@@ -41,8 +41,9 @@ def recorded_workspaces(log: Path) -> list[RecordedWorkspace]:
         if item["kind"] != "pane":
             continue
         key = (item["attempt"], item["server"], item["workspace"])
-        workspace = found.setdefault(key, RecordedWorkspace(item["attempt"], item["multiplexer"], item["server"],
-                                                            item["workspace"]))
+        workspace = found.setdefault(
+            key, RecordedWorkspace(item["attempt"], item["multiplexer"], item["server"], item["workspace"])
+        )
         workspace.agents[item["agent"]] = (item["pid"], item.get("process_start"))
     return list(found.values())
 
@@ -63,6 +64,8 @@ def name_interrupted(log: Path, attempt: int, run: str) -> list[str]:
         )
         for agent, (pid, start) in workspace.agents.items():
             if is_alive(pid, start):
-                said.append(f"agent {agent} of attempt {attempt} still runs in its pane (pid {pid}): it may still "
-                            "be changing files")
+                said.append(
+                    f"agent {agent} of attempt {attempt} still runs in its pane (pid {pid}): it may still "
+                    "be changing files"
+                )
     return said

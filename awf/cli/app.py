@@ -68,8 +68,11 @@ def _app_for(words: list[str]) -> typer.Typer:
     else (`--help`, no command, a mistyped one) gets the whole app, which lists every command.
     """
     if words:
-        chosen = [info for info in app.registered_commands
-                  if (info.name or info.callback.__name__.replace("_", "-")) == words[0]]  # type: ignore[union-attr]
+        chosen = [
+            info
+            for info in app.registered_commands
+            if (info.name or info.callback.__name__.replace("_", "-")) == words[0]
+        ]  # type: ignore[union-attr]
         if chosen:
             one = copy.copy(app)
             one.registered_commands = chosen
@@ -96,41 +99,69 @@ def main(
 
 @app.command()
 def run(
-    file: Annotated[str, typer.Argument(metavar="FILE[:NAME]", help="The workflow file, and the workflow's name "
-                                        "when it holds several.")],
-    run_id: Annotated[str | None, typer.Option("--id", help="The run's id (else the workflow's id(args), "
-                                               "else generated).")] = None,
+    file: Annotated[
+        str,
+        typer.Argument(metavar="FILE[:NAME]", help="The workflow file, and the workflow's name when it holds several."),
+    ],
+    run_id: Annotated[
+        str | None, typer.Option("--id", help="The run's id (else the workflow's id(args), else generated).")
+    ] = None,
     resume: Annotated[bool, typer.Option("--continue", help="Add an attempt to the run --id names.")] = False,
-    from_stage: Annotated[str | None, typer.Option("--from-stage", metavar="STAGE",
-                                                   help="Redo from this stage, or start a new run at it.")] = None,
-    values: Annotated[Path | None, typer.Option("--values", metavar="FILE",
-                                                help="Stage values by name, for --from-stage.")] = None,
-    timeout: Annotated[str | None, typer.Option("--timeout", metavar="DURATION",
-                                                help="End the attempt timed-out after this long (10m, 2h).")] = None,
+    from_stage: Annotated[
+        str | None,
+        typer.Option("--from-stage", metavar="STAGE", help="Redo from this stage, or start a new run at it."),
+    ] = None,
+    values: Annotated[
+        Path | None, typer.Option("--values", metavar="FILE", help="Stage values by name, for --from-stage.")
+    ] = None,
+    timeout: Annotated[
+        str | None,
+        typer.Option("--timeout", metavar="DURATION", help="End the attempt timed-out after this long (10m, 2h)."),
+    ] = None,
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="The folder the run works in.")] = None,
-    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR",
-                                                  help="Keep runs here instead of .awf/runs under the cwd.")] = None,
+    run_root: Annotated[
+        Path | None,
+        typer.Option("--run-root", metavar="DIR", help="Keep runs here instead of .awf/runs under the cwd."),
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the out.json record, whatever the ending.")] = False,
-    no_color: Annotated[bool, typer.Option("--no-color", help="No colors in the progress view (as NO_COLOR does).")
-                        ] = False,
-    preview: Annotated[bool, typer.Option("--plan", help="Show what the attempt would reuse, run and stop at; "
-                                          "run nothing.")] = False,
+    no_color: Annotated[
+        bool, typer.Option("--no-color", help="No colors in the progress view (as NO_COLOR does).")
+    ] = False,
+    preview: Annotated[
+        bool, typer.Option("--plan", help="Show what the attempt would reuse, run and stop at; run nothing.")
+    ] = False,
 ) -> int:
     """Start a run of a workflow, or continue one (the workflow's arguments go after --)."""
     from .run_command import run_command
 
     return run_command(
-        file=file, run_id=run_id, resume=resume, from_stage=from_stage, values=values, timeout=timeout,
-        cwd=cwd, run_root=run_root, json_out=json_out, argv=_passthrough, preview=preview, color=not no_color,
+        file=file,
+        run_id=run_id,
+        resume=resume,
+        from_stage=from_stage,
+        values=values,
+        timeout=timeout,
+        cwd=cwd,
+        run_root=run_root,
+        json_out=json_out,
+        argv=_passthrough,
+        preview=preview,
+        color=not no_color,
     )
 
 
 @app.command()
 def runs(
-    target: Annotated[str | None, typer.Argument(metavar="[WORKFLOW[/ID]]", help="List this workflow's runs, "
-                                                 "or show the run WORKFLOW/ID in full.")] = None,
-    status: Annotated[list[str] | None, typer.Option("--status", metavar="STATUS",
-                                                     help="Only runs with this status (repeat, or a,b).")] = None,
+    target: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[WORKFLOW[/ID]]", help="List this workflow's runs, or show the run WORKFLOW/ID in full."
+        ),
+    ] = None,
+    status: Annotated[
+        list[str] | None,
+        typer.Option("--status", metavar="STATUS", help="Only runs with this status (repeat, or a,b)."),
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print it as JSON (schemas/runs.schema.json).")] = False,
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
     run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
@@ -143,14 +174,22 @@ def runs(
 
 @app.command()
 def answer(
-    value: Annotated[str | None, typer.Argument(
-        metavar="[ANSWER]",
-        help="The answer: JSON that fits the turn's schema, or text when it has none. Read from stdin when left out.",
-    )] = None,
-    blocked: Annotated[str | None, typer.Option("--blocked", metavar="REASON",
-                                                help="Settle the turn as blocked: you cannot do the work.")] = None,
-    turn: Annotated[int | None, typer.Option("--turn", metavar="N", help="The turn to answer (else the current one).")
-                    ] = None,
+    value: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[ANSWER]",
+            help=(
+                "The answer: JSON that fits the turn's schema, or text when it has none. Read from stdin when left out."
+            ),
+        ),
+    ] = None,
+    blocked: Annotated[
+        str | None,
+        typer.Option("--blocked", metavar="REASON", help="Settle the turn as blocked: you cannot do the work."),
+    ] = None,
+    turn: Annotated[
+        int | None, typer.Option("--turn", metavar="N", help="The turn to answer (else the current one).")
+    ] = None,
 ) -> int:
     """Give your answer to the turn awf is waiting on (run by an agent, in the environment awf gave it)."""
     from .answer_command import answer_command
@@ -164,22 +203,43 @@ def logs(
     attempt: Annotated[int | None, typer.Option("--attempt", metavar="N", help="Only this attempt's entries.")] = None,
     stage: Annotated[str | None, typer.Option("--stage", metavar="STAGE", help="Only this stage's entries.")] = None,
     agent: Annotated[str | None, typer.Option("--agent", metavar="KEY", help="Only this agent's entries.")] = None,
-    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing as the run writes, until the "
-                                         "attempt running now ends.")] = False,
-    after: Annotated[str | None, typer.Option("--after", metavar="CURSOR", help="Only the entries after this "
-                                              "cursor (the number printed before each entry).")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="One JSON object a line (schemas/logs.schema.json).")
-                        ] = False,
-    turn: Annotated[str | None, typer.Option("--turn", metavar="HANDLE", help="Print the prompt and answer of the "
-                                             "turn this handle names.")] = None,
+    follow: Annotated[
+        bool,
+        typer.Option("--follow", "-f", help="Keep printing as the run writes, until the attempt running now ends."),
+    ] = False,
+    after: Annotated[
+        str | None,
+        typer.Option(
+            "--after",
+            metavar="CURSOR",
+            help="Only the entries after this cursor (the number printed before each entry).",
+        ),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="One JSON object a line (schemas/logs.schema.json).")
+    ] = False,
+    turn: Annotated[
+        str | None,
+        typer.Option("--turn", metavar="HANDLE", help="Print the prompt and answer of the turn this handle names."),
+    ] = None,
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
     run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
 ) -> int:
     """Print a run's history: attempts, stages, turns and logs, each entry with its cursor."""
     from .logs_command import logs_command
 
-    return logs_command(target=target, attempt=attempt, stage=stage, agent=agent, follow=follow, after=after,
-                        json_out=json_out, turn=turn, cwd=cwd, run_root=run_root)
+    return logs_command(
+        target=target,
+        attempt=attempt,
+        stage=stage,
+        agent=agent,
+        follow=follow,
+        after=after,
+        json_out=json_out,
+        turn=turn,
+        cwd=cwd,
+        run_root=run_root,
+    )
 
 
 @app.command()
@@ -200,21 +260,32 @@ def send(
     target: Annotated[str, typer.Argument(metavar="WORKFLOW/ID", help="The run.")],
     name: Annotated[str, typer.Argument(metavar="NAME", help="The event's name, as the workflow declares it.")],
     data: Annotated[str | None, typer.Option("--data", metavar="JSON", help="The event's value.")] = None,
-    data_file: Annotated[Path | None, typer.Option("--data-file", metavar="FILE",
-                                                   help="Read the event's value from this JSON file.")] = None,
-    event_id: Annotated[str | None, typer.Option("--event-id", metavar="ID",
-                                                 help="Queue it once: a second send with this id queues nothing.")
-                        ] = None,
-    no_wake: Annotated[bool, typer.Option("--no-wake", help="Queue it, but leave waking to awf wake or awf serve.")
-                       ] = False,
+    data_file: Annotated[
+        Path | None, typer.Option("--data-file", metavar="FILE", help="Read the event's value from this JSON file.")
+    ] = None,
+    event_id: Annotated[
+        str | None,
+        typer.Option("--event-id", metavar="ID", help="Queue it once: a second send with this id queues nothing."),
+    ] = None,
+    no_wake: Annotated[
+        bool, typer.Option("--no-wake", help="Queue it, but leave waking to awf wake or awf serve.")
+    ] = False,
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
     run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
 ) -> int:
     """Send an event to a run; a parked run that waits for it wakes."""
     from .send_command import send_command
 
-    return send_command(target=target, name=name, data=data, data_file=data_file, event_id=event_id,
-                        no_wake=no_wake, cwd=cwd, run_root=run_root)
+    return send_command(
+        target=target,
+        name=name,
+        data=data,
+        data_file=data_file,
+        event_id=event_id,
+        no_wake=no_wake,
+        cwd=cwd,
+        run_root=run_root,
+    )
 
 
 @app.command()

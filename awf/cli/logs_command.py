@@ -47,8 +47,14 @@ class Printer:
             return
         first, *rest = text.splitlines()
         pad = " " * (CURSOR_WIDTH + 12)
-        self._write("\n".join([f"{line.offset:>{CURSOR_WIDTH}}  {clock(line.entry.get('at'))}  {first}",
-                               *(pad + more for more in rest)]))
+        self._write(
+            "\n".join(
+                [
+                    f"{line.offset:>{CURSOR_WIDTH}}  {clock(line.entry.get('at'))}  {first}",
+                    *(pad + more for more in rest),
+                ]
+            )
+        )
 
     def interrupted(self, paths: RunPaths) -> None:
         """An attempt with no ending whose process is gone: say so, and how to go on."""
@@ -60,14 +66,22 @@ class Printer:
         if last is None or last.end is not None or last.is_live():
             return
         where = f" in {last.open_stage}" if last.open_stage else ""
-        text = (f"attempt {last.number} was interrupted{where}: it has no ending and its process "
-                f"(pid {last.pid}) is gone")
+        text = (
+            f"attempt {last.number} was interrupted{where}: it has no ending and its process (pid {last.pid}) is gone"
+        )
         go_on = go_on_command(history, paths, Path.cwd())
         if self.json_out:
-            self._write(json.dumps({
-                "cursor": None, "text": text, "go_on": go_on,
-                "interrupted": {"attempt": last.number, "stage": last.open_stage, "pid": last.pid},
-            }, ensure_ascii=False))
+            self._write(
+                json.dumps(
+                    {
+                        "cursor": None,
+                        "text": text,
+                        "go_on": go_on,
+                        "interrupted": {"attempt": last.number, "stage": last.open_stage, "pid": last.pid},
+                    },
+                    ensure_ascii=False,
+                )
+            )
             return
         pad = " " * (CURSOR_WIDTH + 12)
         self._write(f"{'':>{CURSOR_WIDTH}}  {'':8}  {text}" + (f"\n{pad}go on: {go_on}" if go_on else ""))
@@ -80,9 +94,19 @@ class Printer:
             raise SystemExit(0) from None  # the reader went away (a closed pipe): nothing more to say
 
 
-def logs_command(*, target: str, attempt: int | None, stage: str | None, agent: str | None, follow: bool,
-                 after: str | None, json_out: bool, turn: str | None, cwd: Path | None,
-                 run_root: Path | None) -> int:
+def logs_command(
+    *,
+    target: str,
+    attempt: int | None,
+    stage: str | None,
+    agent: str | None,
+    follow: bool,
+    after: str | None,
+    json_out: bool,
+    turn: str | None,
+    cwd: Path | None,
+    run_root: Path | None,
+) -> int:
     try:
         paths = find_run(target, Where.of(cwd, run_root))
         if turn is not None:
@@ -91,8 +115,9 @@ def logs_command(*, target: str, attempt: int | None, stage: str | None, agent: 
         if summary is None:
             raise TargetError(f"there is no run {paths.name}: its log is gone", NO_SUCH_RUN)
         if attempt is not None and not 1 <= attempt <= summary.attempts:
-            raise TargetError(f"run {paths.name} has no attempt {attempt}: it has {_attempts(summary.attempts)}",
-                              NO_SUCH_RUN)
+            raise TargetError(
+                f"run {paths.name} has no attempt {attempt}: it has {_attempts(summary.attempts)}", NO_SUCH_RUN
+            )
         start = _cursor(paths, after) if after is not None else 0
     except TargetError as problem:
         output.error(str(problem))
@@ -125,7 +150,9 @@ def _cursor(paths: RunPaths, text: str) -> int:
     """The byte offset an entry starts at; anything else does not fit the run (exit 1)."""
     problem = TargetError(
         f"cursor {text!r} does not fit run {paths.name}: a cursor is the number awf logs prints before an "
-        "entry (the byte offset it starts at in run.jsonl)", NO_SUCH_RUN)
+        "entry (the byte offset it starts at in run.jsonl)",
+        NO_SUCH_RUN,
+    )
     try:
         cursor = int(text)
     except ValueError:
@@ -144,8 +171,9 @@ def _cursor(paths: RunPaths, text: str) -> int:
     return cursor
 
 
-def _follow(paths: RunPaths, summary: RunSummary, start: int, skip_first: bool, filters: Filters,
-            printer: Printer) -> None:
+def _follow(
+    paths: RunPaths, summary: RunSummary, start: int, skip_first: bool, filters: Filters, printer: Printer
+) -> None:
     """Print as the run writes, until the attempt that is running now ends (or its process does)."""
     from ..view.follow import GONE, Follower
 
@@ -186,8 +214,9 @@ def _turn(paths: RunPaths, handle: str, json_out: bool) -> int:
     for line in found:
         entry = line.entry
         if json_out:
-            output.result(json.dumps({"cursor": line.offset, "text": describe(entry), "entry": entry},
-                                     ensure_ascii=False))
+            output.result(
+                json.dumps({"cursor": line.offset, "text": describe(entry), "entry": entry}, ensure_ascii=False)
+            )
             continue
         answer = entry.get("value") if entry.get("outcome") == "answered" else None
         shown = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False, indent=2)

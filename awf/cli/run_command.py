@@ -16,12 +16,31 @@ from . import output
 
 
 def run_command(
-    *, file: str, run_id: str | None, resume: bool, from_stage: str | None, values: Path | None,
-    timeout: str | None, cwd: Path | None, run_root: Path | None, json_out: bool, argv: list[str] | None,
-    preview: bool = False, color: bool = True,
+    *,
+    file: str,
+    run_id: str | None,
+    resume: bool,
+    from_stage: str | None,
+    values: Path | None,
+    timeout: str | None,
+    cwd: Path | None,
+    run_root: Path | None,
+    json_out: bool,
+    argv: list[str] | None,
+    preview: bool = False,
+    color: bool = True,
 ) -> int:
-    request = RunRequest(target=file, run_id=run_id, resume=resume, cwd=cwd, run_root=run_root, argv=argv,
-                         from_stage=from_stage, values_file=values, preview=preview)
+    request = RunRequest(
+        target=file,
+        run_id=run_id,
+        resume=resume,
+        cwd=cwd,
+        run_root=run_root,
+        argv=argv,
+        from_stage=from_stage,
+        values_file=values,
+        preview=preview,
+    )
     if timeout is not None:
         try:
             request.timeout = parse_duration(timeout)

@@ -12,8 +12,9 @@ from . import output
 from .run_target import NO_SUCH_RUN, READ_OK, UNREADABLE, USAGE, TargetError, Where, find_run, split_name
 
 
-def runs_command(*, target: str | None, statuses: list[str] | None, json_out: bool,
-                 cwd: Path | None, run_root: Path | None) -> int:
+def runs_command(
+    *, target: str | None, statuses: list[str] | None, json_out: bool, cwd: Path | None, run_root: Path | None
+) -> int:
     try:
         where = Where.of(cwd, run_root)
         wanted = _statuses(statuses)
@@ -49,12 +50,18 @@ def _listing(where: Where, workflow: str | None, wanted: set[str], json_out: boo
             runs.append(summary)
     runs.sort(key=lambda run: run.started or "", reverse=True)
     if json_out:
-        output.result(json.dumps({
-            "version": 1,
-            "root": str(where.root),
-            "runs": [run.as_json() for run in runs],
-            "problems": [{"file": str(problem.path), "problem": problem.problem} for problem in problems],
-        }, ensure_ascii=False, indent=2))
+        output.result(
+            json.dumps(
+                {
+                    "version": 1,
+                    "root": str(where.root),
+                    "runs": [run.as_json() for run in runs],
+                    "problems": [{"file": str(problem.path), "problem": problem.problem} for problem in problems],
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
     elif runs:
         from ..view.runs_table import listing
 

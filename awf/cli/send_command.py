@@ -17,8 +17,17 @@ from .run_target import USAGE, TargetError, Where, find_run
 NOT_QUEUED = 2
 
 
-def send_command(*, target: str, name: str, data: str | None, data_file: Path | None, event_id: str | None,
-                 no_wake: bool, cwd: Path | None, run_root: Path | None) -> int:
+def send_command(
+    *,
+    target: str,
+    name: str,
+    data: str | None,
+    data_file: Path | None,
+    event_id: str | None,
+    no_wake: bool,
+    cwd: Path | None,
+    run_root: Path | None,
+) -> int:
     try:
         paths = find_run(target, Where.of(cwd, run_root))
         history = folder.read_history(paths)
@@ -78,16 +87,19 @@ def _value(data: str | None, data_file: Path | None) -> Any:
     try:
         return json.loads(data)
     except json.JSONDecodeError as error:
-        raise ValueError(f"the event's value is not JSON: {error.msg} at line {error.lineno} column {error.colno}; "
-                         "quote it for the shell, e.g. --data '{\"ok\": true}'") from None
+        raise ValueError(
+            f"the event's value is not JSON: {error.msg} at line {error.lineno} column {error.colno}; "
+            "quote it for the shell, e.g. --data '{\"ok\": true}'"
+        ) from None
 
 
 def _wake(paths: folder.RunPaths) -> None:
     history = folder.read_history(paths)
     last = history.last
     if last is not None and last.is_live():
-        output.error_line(f"attempt {last.number} of {paths.name} is running; "
-                          "it takes the event when it reaches its wait")
+        output.error_line(
+            f"attempt {last.number} of {paths.name} is running; it takes the event when it reaches its wait"
+        )
         return
     if attempt_events.waiting_on(paths, history) is None:
         status = history.status
@@ -97,5 +109,7 @@ def _wake(paths: folder.RunPaths) -> None:
     if pid is None:
         output.error_line(f"run {paths.name} stays parked: it waits for something else")
     else:
-        output.error_line(f"woke {paths.name}: attempt {last.number + 1} started (pid {pid}); "
-                     f"its output goes to {paths.dir / 'wake.log'}")
+        output.error_line(
+            f"woke {paths.name}: attempt {last.number + 1} started (pid {pid}); "
+            f"its output goes to {paths.dir / 'wake.log'}"
+        )

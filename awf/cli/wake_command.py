@@ -78,8 +78,11 @@ def _serve(root: Path) -> int:
             changed.clear()
             for paths, pid in attempt_events.wake_ready(root):
                 log.say(f"woke {paths.name} (pid {pid})")
-            due = [d for _, history in attempt_events.parked_runs(root)
-                   if (d := attempt_events.next_due(history)) is not None]
+            due = [
+                d
+                for _, history in attempt_events.parked_runs(root)
+                if (d := attempt_events.next_due(history)) is not None
+            ]
             wait = IDLE_CHECK if not due else max(0.05, min(IDLE_CHECK, min(due) - time.time() + 0.05))
             changed.wait(wait)
     finally:

@@ -73,8 +73,7 @@ class Preview:
     @property
     def would_stop(self) -> bool:
         look = self.look
-        return bool(look.halt or look.stop or look.needs or look.value_problems or
-                    (look.returned and self.from_stage))
+        return bool(look.halt or look.stop or look.needs or look.value_problems or (look.returned and self.from_stage))
 
     @property
     def exit_code(self) -> int:
@@ -97,8 +96,13 @@ def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
             identity = _new_identity(request, workflow, root, cwd)
             paths, args, run_cwd, attempt, history, records = identity.paths, identity.args, cwd, 1, None, {}
         else:
-            paths, args, run_cwd, attempt, history = (claimed.paths, claimed.args, claimed.cwd, claimed.attempt,
-                                                      claimed.history)
+            paths, args, run_cwd, attempt, history = (
+                claimed.paths,
+                claimed.args,
+                claimed.cwd,
+                claimed.attempt,
+                claimed.history,
+            )
             records = folder.read_stage_records(paths)
         mark = None
         if workflow.events:
@@ -160,8 +164,10 @@ def _read_values(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as error:
         raise Refusal(f"--values {path} is not JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
     if not isinstance(values, dict):
-        raise Refusal(f"--values {path} holds a {type(values).__name__}; it must be a JSON object by stage name, "
-                      'such as {"plan": {"doc": "docs/ABC-1.md"}}')
+        raise Refusal(
+            f"--values {path} holds a {type(values).__name__}; it must be a JSON object by stage name, "
+            'such as {"plan": {"doc": "docs/ABC-1.md"}}'
+        )
     bad = [name for name in values if stage_name_problem(name)]
     if bad:
         raise Refusal(f"--values {path} names {', '.join(map(repr, bad))}, which cannot be stage names")
@@ -185,14 +191,28 @@ def _inherited_from_stage(history: folder.History | None, observer: Observer) ->
     return from_stage
 
 
-def _look_ahead(workflow: Workflow, args: dict[str, Any], paths: RunPaths, cwd: Path, attempt: int,
-                records: dict[str, Any], from_stage: str | None, values: dict[str, Any],
-                mark: RedoMark | None) -> LookAhead:
+def _look_ahead(
+    workflow: Workflow,
+    args: dict[str, Any],
+    paths: RunPaths,
+    cwd: Path,
+    attempt: int,
+    records: dict[str, Any],
+    from_stage: str | None,
+    values: dict[str, Any],
+    mark: RedoMark | None,
+) -> LookAhead:
     from .lookahead import LookAhead, look_ahead  # deferred: only --from-stage and --plan look ahead
 
     plan = StagePlan(records, workflow.version, from_stage, dict(values), events=bool(workflow.events), redo=mark)
-    state = AttemptState(paths=paths, attempt=attempt, plan=plan, observer=Silent(),
-                         workflow_version=workflow.version, schema_base=workflow.base_dir)
+    state = AttemptState(
+        paths=paths,
+        attempt=attempt,
+        plan=plan,
+        observer=Silent(),
+        workflow_version=workflow.version,
+        schema_base=workflow.base_dir,
+    )
     state.look_ahead = LookAhead()
     if workflow.events:
         from . import attempt_events
@@ -202,8 +222,14 @@ def _look_ahead(workflow: Workflow, args: dict[str, Any], paths: RunPaths, cwd: 
     return look_ahead(workflow, context, args, cwd)
 
 
-def _check_look_ahead(request: RunRequest, paths: RunPaths, look: LookAhead, from_stage: str | None,
-                      values: dict[str, Any] | None, records: dict[str, Any]) -> Ending | None:
+def _check_look_ahead(
+    request: RunRequest,
+    paths: RunPaths,
+    look: LookAhead,
+    from_stage: str | None,
+    values: dict[str, Any] | None,
+    records: dict[str, Any],
+) -> Ending | None:
     """Refuse a --values file with problems; stop at once when values are needed and not given."""
     if values is not None:
         known = {seen.name for seen in look.seen}
@@ -211,8 +237,9 @@ def _check_look_ahead(request: RunRequest, paths: RunPaths, look: LookAhead, fro
         for name in values:
             if name not in known:
                 before = ", ".join(seen.name for seen in look.seen) or "none"
-                problems.append(f"stage {name} is not a stage before --from-stage {from_stage} "
-                                f"(the stages before it: {before})")
+                problems.append(
+                    f"stage {name} is not a stage before --from-stage {from_stage} (the stages before it: {before})"
+                )
         missing = [seen for seen in look.needs if seen.name not in values]
         for seen in missing:
             problems.append(f"stage {seen.name} has no value: give {seen.name}: {type_text(seen.schema.schema)}")
@@ -223,14 +250,20 @@ def _check_look_ahead(request: RunRequest, paths: RunPaths, look: LookAhead, fro
     if look.returned and from_stage:
         entered = [seen.name for seen in look.seen]
         if not request.resume:
-            raise Refusal(f"--from-stage {from_stage}: the workflow never reaches that stage with these arguments "
-                          f"(it enters: {', '.join(entered) or 'none'}); check the stage's name")
+            raise Refusal(
+                f"--from-stage {from_stage}: the workflow never reaches that stage with these arguments "
+                f"(it enters: {', '.join(entered) or 'none'}); check the stage's name"
+            )
         if look.needs:
             # A renamed stage hides here: say what was never reached rather than ask for values.
             never = [name for name in records if name not in entered]
-            return Ending(outcomes.STOPPED, outcomes.exit_code(outcomes.STOPPED), {},
-                          reason=never_reached_reason(from_stage, never),
-                          go_on=request.go_on(paths.id, from_stage=never[0] if never else None))
+            return Ending(
+                outcomes.STOPPED,
+                outcomes.exit_code(outcomes.STOPPED),
+                {},
+                reason=never_reached_reason(from_stage, never),
+                go_on=request.go_on(paths.id, from_stage=never[0] if never else None),
+            )
     if not look.needs:
         return None
     needs = look.needs
@@ -238,9 +271,14 @@ def _check_look_ahead(request: RunRequest, paths: RunPaths, look: LookAhead, fro
     lines += [f"  {seen.name}: {type_text(seen.schema.schema)}" for seen in needs]
     if look.ended or look.stop:
         lines.append(f"  (the look-ahead could not see past: {look.ended or 'a stop: ' + str(look.stop)})")
-    ending = Ending(outcomes.STOPPED, outcomes.exit_code(outcomes.STOPPED), {}, stage=from_stage,
-                    reason="\n".join(lines),
-                    go_on=request.go_on(paths.id, from_stage=from_stage, values="values.json"))
+    ending = Ending(
+        outcomes.STOPPED,
+        outcomes.exit_code(outcomes.STOPPED),
+        {},
+        stage=from_stage,
+        reason="\n".join(lines),
+        go_on=request.go_on(paths.id, from_stage=from_stage, values="values.json"),
+    )
     ending.needs = {seen.name: seen.schema.schema for seen in needs}
     return ending
 
@@ -334,9 +372,7 @@ def _claim_continue(request: RunRequest, workflow: Workflow, root: Path, cwd: Pa
                 "different input is a different run; drop them to continue, or start a new run"
             )
         if request.cwd is not None and cwd != recorded_cwd:
-            raise Refusal(
-                f"run {paths.name} works in {recorded_cwd}, not {cwd}: a continue keeps the run's --cwd"
-            )
+            raise Refusal(f"run {paths.name} works in {recorded_cwd}, not {cwd}: a continue keeps the run's --cwd")
         try:
             args = dict(request.args) if request.args is not None else workflow.prepare_args(recorded_argv)
         except Exception as error:
@@ -363,7 +399,8 @@ def _no_such_run(paths: RunPaths) -> str:
     text = f"there is no run {paths.name}: looked in {paths.workflow_dir}"
     try:
         others = sorted(
-            name for name in os.listdir(paths.root)
+            name
+            for name in os.listdir(paths.root)
             if name != paths.workflow and (paths.root / name / paths.id / "run.jsonl").exists()
         )
     except FileNotFoundError:
@@ -397,9 +434,17 @@ def _ran_text(record: dict[str, Any]) -> str:
     return f"{record['outcome']} in attempt {record['attempt']}{ago}"
 
 
-def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, observer: Observer,
-                 records: dict[str, Any], from_stage: str | None, values: dict[str, Any],
-                 preset: Ending | None, mark: RedoMark | None) -> Ending:
+def _run_claimed(
+    request: RunRequest,
+    workflow: Workflow,
+    claimed: _Claimed,
+    observer: Observer,
+    records: dict[str, Any],
+    from_stage: str | None,
+    values: dict[str, Any],
+    preset: Ending | None,
+    mark: RedoMark | None,
+) -> Ending:
     paths, history = claimed.paths, claimed.history
     if workflow.events:
         from . import attempt_events
@@ -411,22 +456,25 @@ def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, obs
             f"--from-stage {from_stage}: this run has no record of that stage; "
             "the attempt stops if the workflow never reaches it"
         )
-    folder.append_line(paths.log, folder.entry(
-        "attempt-start",
-        attempt=claimed.attempt,
-        pid=os.getpid(),
-        process_start=process_start(os.getpid()),
-        file=str(Path(request.target).absolute()),
-        workflow_version=workflow.version,
-        flags={
-            "continue": request.resume,
-            "from_stage": from_stage,
-            "values": str(request.values_file) if request.values_file else None,
-            "timeout": request.timeout_text,
-        },
-        deadline=iso(deadline) if deadline else None,
-        **({"events": attempt_events.declared(workflow)} if workflow.events else {}),
-    ))
+    folder.append_line(
+        paths.log,
+        folder.entry(
+            "attempt-start",
+            attempt=claimed.attempt,
+            pid=os.getpid(),
+            process_start=process_start(os.getpid()),
+            file=str(Path(request.target).absolute()),
+            workflow_version=workflow.version,
+            flags={
+                "continue": request.resume,
+                "from_stage": from_stage,
+                "values": str(request.values_file) if request.values_file else None,
+                "timeout": request.timeout_text,
+            },
+            deadline=iso(deadline) if deadline else None,
+            **({"events": attempt_events.declared(workflow)} if workflow.events else {}),
+        ),
+    )
     if workflow.events and request.from_stage:
         attempt_events.record_redo(paths, claimed.attempt, request.from_stage)
     folder.write_pid(paths, claimed.attempt)
@@ -480,18 +528,21 @@ def _run_claimed(request: RunRequest, workflow: Workflow, claimed: _Claimed, obs
         out["waits"] = ending.waits
     ending.out = out
     folder.write_out(paths, out)
-    folder.append_line(paths.log, folder.entry(
-        "attempt-end",
-        attempt=claimed.attempt,
-        outcome=ending.outcome,
-        exit_code=ending.exit_code,
-        stage=ending.stage,
-        reason=ending.reason,
-        after=state.last_stage,
-        ran=state.ran,
-        go_on=ending.go_on,
-        **({"waits": ending.waits} if ending.waits is not None else {}),
-    ))
+    folder.append_line(
+        paths.log,
+        folder.entry(
+            "attempt-end",
+            attempt=claimed.attempt,
+            outcome=ending.outcome,
+            exit_code=ending.exit_code,
+            stage=ending.stage,
+            reason=ending.reason,
+            after=state.last_stage,
+            ran=state.ran,
+            go_on=ending.go_on,
+            **({"waits": ending.waits} if ending.waits is not None else {}),
+        ),
+    )
     folder.remove_pid(paths)
     if result is not None and result.interruptions is not None:
         result.interruptions.restore()  # a caller in Python gets its own handlers back
@@ -531,8 +582,9 @@ class _Result:
     interruptions: Interruptions | None = None  # restored once the ending is written
 
 
-def _drive(workflow: Workflow, context: Context, state: AttemptState, args: dict[str, Any],
-           deadline: float | None) -> _Result:
+def _drive(
+    workflow: Workflow, context: Context, state: AttemptState, args: dict[str, Any], deadline: float | None
+) -> _Result:
     result = _Result()
 
     async def main() -> None:
@@ -568,19 +620,45 @@ def _drive(workflow: Workflow, context: Context, state: AttemptState, args: dict
     return result
 
 
-def _ending(request: RunRequest, workflow: Workflow, claimed: _Claimed, state: AttemptState,
-            result: _Result, history: folder.History | None, from_stage: str | None) -> Ending:
+def _ending(
+    request: RunRequest,
+    workflow: Workflow,
+    claimed: _Claimed,
+    state: AttemptState,
+    result: _Result,
+    history: folder.History | None,
+    from_stage: str | None,
+) -> Ending:
     run_id = claimed.paths.id
     plan = state.plan
 
-    def make(outcome: str, *, stage: str | None = None, reason: str | None = None, redo: str | None = None,
-             detail: str | None = None, hints: list[str] | None = None, value: Any = None) -> Ending:
+    def make(
+        outcome: str,
+        *,
+        stage: str | None = None,
+        reason: str | None = None,
+        redo: str | None = None,
+        detail: str | None = None,
+        hints: list[str] | None = None,
+        value: Any = None,
+    ) -> Ending:
         code = outcomes.exit_code(outcome, result.signal)
         go_on = None
         if outcome != outcomes.COMPLETED:
             go_on = request.go_on(run_id, from_stage=redo or (from_stage if not plan.reached else None))
-        return Ending(outcome, code, {}, stage=stage, reason=reason, go_on=go_on, record_dir=claimed.paths.dir,
-                      detail=detail, hints=hints or [], value=value, workflow=workflow)
+        return Ending(
+            outcome,
+            code,
+            {},
+            stage=stage,
+            reason=reason,
+            go_on=go_on,
+            record_dir=claimed.paths.dir,
+            detail=detail,
+            hints=hints or [],
+            value=value,
+            workflow=workflow,
+        )
 
     error = result.error
     if result.signal:
@@ -590,12 +668,15 @@ def _ending(request: RunRequest, workflow: Workflow, claimed: _Claimed, state: A
     if error is None:
         if state.pending_stop is not None:
             stop = state.pending_stop
-            return make(outcomes.FAILED, reason=f"stop was caught: {stop.reason!r} was raised by wf.stop and "
-                        "then dropped; let it propagate")
+            return make(
+                outcomes.FAILED,
+                reason=f"stop was caught: {stop.reason!r} was raised by wf.stop and then dropped; let it propagate",
+            )
         if from_stage and not plan.reached:
             never = plan.never_reached()
-            return make(outcomes.STOPPED, reason=never_reached_reason(from_stage, never),
-                        redo=never[0] if never else None)
+            return make(
+                outcomes.STOPPED, reason=never_reached_reason(from_stage, never), redo=never[0] if never else None
+            )
         return make(outcomes.COMPLETED, value=result.value)
     if isinstance(error, Park):
         return _parked(request, claimed, state, error, from_stage, make)
@@ -618,11 +699,16 @@ def _ending(request: RunRequest, workflow: Workflow, claimed: _Claimed, state: A
     return make(outcomes.FAILED, stage=stage, reason=f"{type(error).__name__}: {error}", detail=detail)
 
 
-def _parked(request: RunRequest, claimed: _Claimed, state: AttemptState, park: Park, from_stage: str | None,
-            make: Any) -> Ending:
+def _parked(
+    request: RunRequest, claimed: _Claimed, state: AttemptState, park: Park, from_stage: str | None, make: Any
+) -> Ending:
     if from_stage and not state.plan.reached:
-        return make(outcomes.STOPPED, reason=f"the attempt would park before it reaches --from-stage {from_stage} "
-                    f"({park.text}); a redo stops rather than park on its way", redo=from_stage)
+        return make(
+            outcomes.STOPPED,
+            reason=f"the attempt would park before it reaches --from-stage {from_stage} "
+            f"({park.text}); a redo stops rather than park on its way",
+            redo=from_stage,
+        )
     ending = make(outcomes.PARKED, stage=state.current_stage, reason=park.text)
     ending.waits = park.waits
     names = sorted({name for wait in park.waits for name in wait.get("names") or []})
@@ -635,8 +721,10 @@ def _parked(request: RunRequest, claimed: _Claimed, state: AttemptState, park: P
 
 
 def never_reached_reason(from_stage: str, never: list[str]) -> str:
-    return (f"the workflow never reached --from-stage {from_stage} (a typo, a renamed stage or a branch not "
-            f"taken); recorded stages it never reached: {', '.join(never) or 'none'}")
+    return (
+        f"the workflow never reached --from-stage {from_stage} (a typo, a renamed stage or a branch not "
+        f"taken); recorded stages it never reached: {', '.join(never) or 'none'}"
+    )
 
 
 def _open_stage(state: AttemptState) -> str | None:

@@ -22,11 +22,19 @@ def attach(state: AttemptState, *, cwd: Path, deadline: float | None) -> None:
         def schema_of(spec: Any, what: str) -> dict[str, Any]:
             return load_schema(spec, state.schema_base, what).schema
 
-        return AgentSet(Host(
-            run=state.paths.name, run_dir=state.paths.dir, attempt=state.attempt, cwd=cwd,
-            stage=lambda: state.current_stage, deadline=deadline, load_schema=schema_of, progress=state.observer,
-            cancel_reason=lambda: state.cancel_reason,
-        ))
+        return AgentSet(
+            Host(
+                run=state.paths.name,
+                run_dir=state.paths.dir,
+                attempt=state.attempt,
+                cwd=cwd,
+                stage=lambda: state.current_stage,
+                deadline=deadline,
+                load_schema=schema_of,
+                progress=state.observer,
+                cancel_reason=lambda: state.cancel_reason,
+            )
+        )
 
     state.make_agents = make
 

@@ -24,8 +24,10 @@ from .workflow import Workflow
 def declared(workflow: Workflow) -> dict[str, Any]:
     """The workflow's events and their schemas, as JSON (None: any value)."""
     events = workflow.events or {}
-    return {name: (load_schema(spec, workflow.base_dir, f"event {name}").schema if spec is not None else None)
-            for name, spec in events.items()}
+    return {
+        name: (load_schema(spec, workflow.base_dir, f"event {name}").schema if spec is not None else None)
+        for name, spec in events.items()
+    }
 
 
 def attach(state: AttemptState, workflow: Workflow, paths: RunPaths) -> None:
@@ -61,8 +63,9 @@ def redo_mark(paths: RunPaths, attempt: int, from_stage: str | None) -> tuple[Re
         return None, None
     if reached is None:
         return RedoMark(last["attempt"], last["stage"]), last["stage"]
-    return RedoMark(last["attempt"], last["stage"], True, set(reached["before_stages"]),
-                    set(reached["before_waits"])), None
+    return RedoMark(
+        last["attempt"], last["stage"], True, set(reached["before_stages"]), set(reached["before_waits"])
+    ), None
 
 
 def waiting_on(paths: RunPaths, history: folder.History) -> list[dict[str, Any]] | None:
@@ -101,13 +104,30 @@ def spawn_continue(paths: RunPaths, history: folder.History) -> int:
     """Start `awf run --continue` for the run, detached, its output kept in the run's wake.log."""
     file = history.last.start.get("file") if history.last else None
     file = file or history.run.get("file")
-    command = [sys.executable, "-m", "awf", "run", str(file), "--id", paths.id, "--continue",
-               "--run-root", str(paths.root)]
+    command = [
+        sys.executable,
+        "-m",
+        "awf",
+        "run",
+        str(file),
+        "--id",
+        paths.id,
+        "--continue",
+        "--run-root",
+        str(paths.root),
+    ]
     log = os.open(paths.dir / "wake.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         os.write(log, f"\n--- {' '.join(command)}\n".encode())
-        process = subprocess.Popen(command, cwd=history.run["cwd"], stdin=subprocess.DEVNULL, stdout=log,
-                                   stderr=log, start_new_session=True, env={**os.environ, "NO_COLOR": "1"})
+        process = subprocess.Popen(
+            command,
+            cwd=history.run["cwd"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
     finally:
         os.close(log)
     return process.pid

@@ -184,15 +184,25 @@ class Context:
         state = self._state
         record = decision.record
         if decision.how == "provided":
-            record = self._record(name, "succeeded", value=decision.value, schema=schema, summary=summary,
-                                  started=None, origin="provided")
+            record = self._record(
+                name, "succeeded", value=decision.value, schema=schema, summary=summary, started=None, origin="provided"
+            )
             folder.write_stage_record(state.paths, record)
         if decision.how == "reused":
             # Not fsynced: it only tells a watcher; the record it names is already durable.
-            state.progress.append(folder.entry(
-                "stage-reused", attempt=state.attempt, stage=name, recorded_by=(record or {}).get("attempt")))
-        state.stage_list.append({"stage": name, "how": decision.how, "outcome": "succeeded",
-                                 "attempt": (record or {}).get("attempt", state.attempt)})
+            state.progress.append(
+                folder.entry(
+                    "stage-reused", attempt=state.attempt, stage=name, recorded_by=(record or {}).get("attempt")
+                )
+            )
+        state.stage_list.append(
+            {
+                "stage": name,
+                "how": decision.how,
+                "outcome": "succeeded",
+                "attempt": (record or {}).get("attempt", state.attempt),
+            }
+        )
         state.observer.stage_reused(name, decision.value, record, decision.how)
         return decision.value
 
@@ -205,20 +215,30 @@ class Context:
                 redo.reached = True
                 redo.before_stages = set(state.plan.reused)
                 redo.before_waits = set(state.events.replayed if state.events else [])
-                folder.append_line(state.paths.log, folder.entry(
-                    "redo-reached", attempt=state.attempt, stage=name, redo_attempt=redo.attempt,
-                    before_stages=sorted(redo.before_stages), before_waits=sorted(redo.before_waits)))
+                folder.append_line(
+                    state.paths.log,
+                    folder.entry(
+                        "redo-reached",
+                        attempt=state.attempt,
+                        stage=name,
+                        redo_attempt=redo.attempt,
+                        before_stages=sorted(redo.before_stages),
+                        before_waits=sorted(redo.before_waits),
+                    ),
+                )
         else:
             reused = set(state.plan.reused)
             stale = [stage for stage in state.plan.records if stage not in reused]
             folder.invalidate(state.paths, stale, state.attempt, name)
-        folder.append_line(
-            state.paths.log, folder.entry("start-point", attempt=state.attempt, stage=name, why=why)
-        )
+        folder.append_line(state.paths.log, folder.entry("start-point", attempt=state.attempt, stage=name, why=why))
 
     async def _run(
-        self, name: str, work: Callable[[], Any], schema: Schema | None,
-        summary: Callable[[Any], Any] | None, why: str | None,
+        self,
+        name: str,
+        work: Callable[[], Any],
+        schema: Schema | None,
+        summary: Callable[[Any], Any] | None,
+        why: str | None,
     ) -> Any:
         state = self._state
         started_at = time.time()
@@ -278,9 +298,17 @@ class Context:
         return None
 
     def _record(
-        self, name: str, outcome: str, *, value: Any = None, schema: Schema | None = None,
-        summary: Callable[[Any], Any] | None = None, started: float | None, origin: str = "ran",
-        reason: str | None = None, error: BaseException | None = None,
+        self,
+        name: str,
+        outcome: str,
+        *,
+        value: Any = None,
+        schema: Schema | None = None,
+        summary: Callable[[Any], Any] | None = None,
+        started: float | None,
+        origin: str = "ran",
+        reason: str | None = None,
+        error: BaseException | None = None,
     ) -> dict[str, Any]:
         state = self._state
         record: dict[str, Any] = {

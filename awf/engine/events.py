@@ -106,8 +106,10 @@ class EventsApi:
     async def race(self, **branches: Wait) -> Winner:
         """Whichever branch is ready first; the answer is recorded and kept on every later attempt."""
         if not branches or not all(isinstance(wait, Wait) for wait in branches.values()):
-            raise WorkflowError("wf.events.race takes named waits: race(approved=wf.events.receive('approved'), "
-                                "remind=wf.events.timer('2d'))")
+            raise WorkflowError(
+                "wf.events.race takes named waits: race(approved=wf.events.receive('approved'), "
+                "remind=wf.events.timer('2d'))"
+            )
         key = self._key("race", tuple(branches))
         recorded = self._replay.races.get(key)
         if recorded is not None:
@@ -128,8 +130,15 @@ class EventsApi:
                     ready.append((iso(due), branch, None))
                 waits.append({"wait": f"{key}/{branch}", "due": iso(due)})
         if not ready:
-            raise self._park([{"wait": key, "names": [n for w in waits for n in w.get("names", [])],
-                               "due": min((w["due"] for w in waits if "due" in w), default=None)}])
+            raise self._park(
+                [
+                    {
+                        "wait": key,
+                        "names": [n for w in waits for n in w.get("names", [])],
+                        "due": min((w["due"] for w in waits if "due" in w), default=None),
+                    }
+                ]
+            )
         ready.sort(key=lambda item: parse_iso(item[0]))
         _, branch, event = ready[0]
         self._append("race", wait=key, winner=branch, event=event.id if event else None)
@@ -171,8 +180,7 @@ class EventsApi:
     def _older_than_redo(self, key: str, take: dict[str, Any]) -> bool:
         """After a redo's stage, a take older than the redo is not replayed: the wait takes a new event."""
         redo = self._state.plan.redo
-        return (redo is not None and redo.reached and key not in redo.before_waits
-                and take["attempt"] < redo.attempt)
+        return redo is not None and redo.reached and key not in redo.before_waits and take["attempt"] < redo.attempt
 
     def _oldest(self, names: tuple[str, ...]) -> Event | None:
         for event in read_events(self._state.paths):
@@ -220,8 +228,10 @@ class EventsApi:
         for name in names:
             if name not in self._declared:
                 declared = ", ".join(sorted(self._declared)) or "none"
-                raise WorkflowError(f"wf.events.{call}({name!r}): the workflow declares no event {name!r} "
-                                    f"(declared: {declared}); add it to events= in @awf.workflow")
+                raise WorkflowError(
+                    f"wf.events.{call}({name!r}): the workflow declares no event {name!r} "
+                    f"(declared: {declared}); add it to events= in @awf.workflow"
+                )
 
 
 def _seconds(duration: str | float) -> float:

@@ -25,8 +25,9 @@ class Observer(Protocol):
     def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None:
         """The agent stopped without answering and was sent the recovery prompt."""
 
-    def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None,
-                         seconds: float) -> None: ...
+    def agent_turn_ended(
+        self, stage: str | None, agent: str, outcome: str, reason: str | None, seconds: float
+    ) -> None: ...
 
 
 class Silent:
@@ -56,6 +57,5 @@ class Silent:
     def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None:
         pass
 
-    def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None,
-                         seconds: float) -> None:
+    def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None, seconds: float) -> None:
         pass

@@ -40,8 +40,11 @@ def type_text(schema: Any, depth: int = 0) -> str:
     if kind in ("integer", "number"):
         return kind + _number_bounds(schema)
     if kind == "string":
-        return "string" + _bounds(schema, "minLength", "maxLength", "chars") + (
-            f" matching {schema['pattern']}" if "pattern" in schema else "")
+        return (
+            "string"
+            + _bounds(schema, "minLength", "maxLength", "chars")
+            + (f" matching {schema['pattern']}" if "pattern" in schema else "")
+        )
     return kind or "any"
 
 

@@ -55,8 +55,9 @@ class RunDetail:
             "moved": iso(self.moved),
             "cost": self.cost,
             "record": str(self.paths.dir),
-            "attempts": [attempt_json(attempt, self.cost_by_attempt.get(attempt.number))
-                         for attempt in self.history.attempts],
+            "attempts": [
+                attempt_json(attempt, self.cost_by_attempt.get(attempt.number)) for attempt in self.history.attempts
+            ],
             "stages": [stage_json(name, record) for name, record in self.stages.items()],
             "go_on": self.go_on,
         }

@@ -16,4 +16,3 @@ class RecordError(Exception):
         if hint:
             text += f"\n  {hint}"
         super().__init__(text)
-

@@ -121,8 +121,11 @@ def read_history(paths: RunPaths, *, ended_stages: bool = True) -> History:
     """
     keep: Callable[[bytes], bool] | None = None
     if not ended_stages:
-        ended = {line.entry["attempt"] for line in read_lines(paths.log, kinds=frozenset({"attempt-end"}))
-                 if line.kind == "attempt-end"}
+        ended = {
+            line.entry["attempt"]
+            for line in read_lines(paths.log, kinds=frozenset({"attempt-end"}))
+            if line.kind == "attempt-end"
+        }
 
         def of_open_attempt(raw: bytes) -> bool:
             head = _STAGE_LINE.match(raw)

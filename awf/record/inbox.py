@@ -40,8 +40,11 @@ def inbox_path(paths: RunPaths) -> Path:
 def read_events(paths: RunPaths) -> list[Event]:
     """Every event sent to the run, oldest first."""
     try:
-        return [Event.from_entry(line.entry) for line in read_lines(inbox_path(paths), validate=False)
-                if line.entry.get("kind") == "event"]
+        return [
+            Event.from_entry(line.entry)
+            for line in read_lines(inbox_path(paths), validate=False)
+            if line.entry.get("kind") == "event"
+        ]
     except FileNotFoundError:
         return []
 
@@ -61,6 +64,16 @@ def append_event(paths: RunPaths, name: str, value: Any, event_id: str | None) -
                 if queued.id == event_id:
                     return queued, False
         event = Event(event_id or new_event_id(), name, value, now_iso())
-        append_line(inbox_path(paths), {"version": 1, "kind": "event", "id": event.id, "name": name,
-                                        "value": value, "sent": event.sent, "pid": os.getpid()})
+        append_line(
+            inbox_path(paths),
+            {
+                "version": 1,
+                "kind": "event",
+                "id": event.id,
+                "name": name,
+                "value": value,
+                "sent": event.sent,
+                "pid": os.getpid(),
+            },
+        )
     return event, True

@@ -31,8 +31,14 @@ class Line:
 _KIND = re.compile(rb'^\{"version": \d+, "kind": "([a-z-]+)"')
 
 
-def read_lines(path: Path, *, start: int = 0, validate: bool = True,
-               kinds: frozenset[str] | None = None, keep: Callable[[bytes], bool] | None = None) -> Iterator[Line]:
+def read_lines(
+    path: Path,
+    *,
+    start: int = 0,
+    validate: bool = True,
+    kinds: frozenset[str] | None = None,
+    keep: Callable[[bytes], bool] | None = None,
+) -> Iterator[Line]:
     """The entries of `path` from byte `start` on (only those of `kinds`, when given).
 
     A last line with no newline is a write a crash cut short: it is skipped. Any other line that

@@ -22,9 +22,17 @@ from .layout import RunPaths
 from .liveness import is_alive
 
 # A key and its value as json.dumps and jq write them: `"kind": "turn"` or `"kind":"turn"`.
-_KIND_AT = {kind: re.compile(rb'"kind"\s*:\s*"' + kind.encode() + rb'"') for kind in (
-    "attempt-start", "attempt-end", "stage-start", "stage", "turn", "agent",
-)}
+_KIND_AT = {
+    kind: re.compile(rb'"kind"\s*:\s*"' + kind.encode() + rb'"')
+    for kind in (
+        "attempt-start",
+        "attempt-end",
+        "stage-start",
+        "stage",
+        "turn",
+        "agent",
+    )
+}
 
 STATUSES = ("running", "completed", "parked", "stopped", "failed", "timed-out", "cancelled", "interrupted")
 
@@ -67,8 +75,10 @@ class RunSummary:
 def run_folders(root: Path, workflow: str | None = None) -> Iterator[RunPaths]:
     """The folders under `root` that hold a run's log, without reading any of them."""
     try:
-        workflows = [workflow] if workflow is not None else sorted(
-            entry.name for entry in os.scandir(root) if entry.is_dir() and not entry.name.startswith(".")
+        workflows = (
+            [workflow]
+            if workflow is not None
+            else sorted(entry.name for entry in os.scandir(root) if entry.is_dir() and not entry.name.startswith("."))
         )
     except FileNotFoundError:
         return
@@ -104,8 +114,14 @@ def summarize(paths: RunPaths) -> RunSummary | None:
         raise RecordError(log, "does not start with a 'run' line: it is not the log of a run")
     start_at, start = reader.last("attempt-start")
     summary = RunSummary(
-        workflow=_text(first, "workflow", log), id=_text(first, "id", log), dir=Path(folder),
-        status="interrupted", stage=None, attempts=0, started=first.get("at"), moved=moved,
+        workflow=_text(first, "workflow", log),
+        id=_text(first, "id", log),
+        dir=Path(folder),
+        status="interrupted",
+        stage=None,
+        attempts=0,
+        started=first.get("at"),
+        moved=moved,
         cost=reader.cost(),
     )
     if start is None:
@@ -134,7 +150,7 @@ class _Lines:
 
     def line_at(self, offset: int) -> dict[str, Any]:
         end = self.data.find(b"\n", offset)
-        raw = self.data[offset:end if end >= 0 else len(self.data)]
+        raw = self.data[offset : end if end >= 0 else len(self.data)]
         try:
             entry = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as error:

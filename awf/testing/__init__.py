@@ -25,6 +25,21 @@ from .runner import STALL, run_twice, run_twice_async, run_workflow, run_workflo
 from .scripts import Failure, Reply, Turn, answer, reply
 
 __all__ = [
-    "STALL", "Agent", "Ending", "Failure", "Log", "NotCompleted", "Reply", "Run", "Stage", "Turn", "answer",
-    "recorded", "reply", "run_twice", "run_twice_async", "run_workflow", "run_workflow_async",
+    "STALL",
+    "Agent",
+    "Ending",
+    "Failure",
+    "Log",
+    "NotCompleted",
+    "Reply",
+    "Run",
+    "Stage",
+    "Turn",
+    "answer",
+    "recorded",
+    "reply",
+    "run_twice",
+    "run_twice_async",
+    "run_workflow",
+    "run_workflow_async",
 ]

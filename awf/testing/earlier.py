@@ -44,8 +44,9 @@ def earlier_records(earlier: Any, workflow: Workflow) -> tuple[dict[str, dict[st
     """The records `earlier` stands for, and the names of those the test gave itself (not read
     off a run): a record of those its stage cannot reuse is the test's mistake."""
     if not isinstance(earlier, Mapping) or not set(earlier) <= {"stages", "records"}:
-        raise TypeError('earlier= is {"stages": {NAME: VALUE, ...}}, or recorded(PATH) of a run on disk, '
-                        f"not {earlier!r}")
+        raise TypeError(
+            f'earlier= is {{"stages": {{NAME: VALUE, ...}}}}, or recorded(PATH) of a run on disk, not {earlier!r}'
+        )
     given = earlier.get("stages") or {}
     read = dict(earlier.get("records") or {})
     if not isinstance(given, Mapping) or not isinstance(read, Mapping):
@@ -64,9 +65,18 @@ def earlier_records(earlier: Any, workflow: Workflow) -> tuple[dict[str, dict[st
             continue  # as the run recorded it
         own.add(name)
         records[name] = {
-            "version": FORMAT_VERSION, "stage": name, "outcome": "succeeded", "origin": "ran", "attempt": 1,
-            "started": now_iso(), "ended": now_iso(), "has_result": value is not None, "value": value,
-            "summary": None, "reason": None, "workflow_version": workflow.version,
+            "version": FORMAT_VERSION,
+            "stage": name,
+            "outcome": "succeeded",
+            "origin": "ran",
+            "attempt": 1,
+            "started": now_iso(),
+            "ended": now_iso(),
+            "has_result": value is not None,
+            "value": value,
+            "summary": None,
+            "reason": None,
+            "workflow_version": workflow.version,
         }
     return records, own
 
@@ -78,21 +88,38 @@ def write_earlier(paths: RunPaths, run_fields: dict[str, Any], records: dict[str
         last = max([record.get("attempt", 1) for record in records.values()] or [1])
         for number in range(1, last + 1):
             mine = [record for record in records.values() if record.get("attempt", 1) == number]
-            folder.append_line(paths.log, folder.entry(
-                "attempt-start", attempt=number, pid=os.getpid(), process_start=process_start(os.getpid()),
-                file=run_fields["file"], workflow_version=run_fields["workflow_version"],
-                flags={"continue": number > 1, "from_stage": None, "values": None, "timeout": None},
-                deadline=None,
-            ))
+            folder.append_line(
+                paths.log,
+                folder.entry(
+                    "attempt-start",
+                    attempt=number,
+                    pid=os.getpid(),
+                    process_start=process_start(os.getpid()),
+                    file=run_fields["file"],
+                    workflow_version=run_fields["workflow_version"],
+                    flags={"continue": number > 1, "from_stage": None, "values": None, "timeout": None},
+                    deadline=None,
+                ),
+            )
             for record in mine:
-                folder.append_line(paths.log, folder.entry("stage-start", attempt=number, stage=record["stage"]),
-                                   sync=False)
+                folder.append_line(
+                    paths.log, folder.entry("stage-start", attempt=number, stage=record["stage"]), sync=False
+                )
                 folder.write_stage_record(paths, record)
-            folder.append_line(paths.log, folder.entry(
-                "attempt-end", attempt=number, outcome="stopped", exit_code=3, stage=None,
-                reason="an earlier attempt a test gave (awf.testing): its stage records are as given",
-                after=None, ran=[record["stage"] for record in mine], go_on=None,
-            ))
+            folder.append_line(
+                paths.log,
+                folder.entry(
+                    "attempt-end",
+                    attempt=number,
+                    outcome="stopped",
+                    exit_code=3,
+                    stage=None,
+                    reason="an earlier attempt a test gave (awf.testing): its stage records are as given",
+                    after=None,
+                    ran=[record["stage"] for record in mine],
+                    go_on=None,
+                ),
+            )
     finally:
         claim.release()
     return last

@@ -77,8 +77,7 @@ class Watch(Silent):
     def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None:
         self.touch()
 
-    def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None,
-                         seconds: float) -> None:
+    def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None, seconds: float) -> None:
         for key in [key for key in self.turns if key[0] == agent]:  # one turn at a time per agent
             del self.turns[key]
         self.touch()
@@ -120,8 +119,9 @@ class Watch(Silent):
         for (agent, turn), (_stage, label) in list(self.turns.items()):  # read from the stall watch thread
             flight.append(f'agent {agent}, turn {turn} ("{label}")')
         what = "; ".join(flight) or "no stage and no turn: the workflow's own code, between stages"
-        return (f"the run stalled: nothing started or ended for {self.stall:g}s (stall={self.stall:g}); "
-                f"in flight: {what}")
+        return (
+            f"the run stalled: nothing started or ended for {self.stall:g}s (stall={self.stall:g}); in flight: {what}"
+        )
 
 
 def watch_stalls(watch: Watch, stop: threading.Event) -> None:
@@ -189,16 +189,22 @@ class ScriptedHarness(Harness):
         where = turn.where()
         if chosen.schema is _TEXT:
             if turn.schema is not None:
-                raise Failure(f"{where}: the turn asks for JSON that fits {type_text(turn.schema)}, and the script "
-                              "answers text; answer it with answer(SCHEMA, value)")
+                raise Failure(
+                    f"{where}: the turn asks for JSON that fits {type_text(turn.schema)}, and the script "
+                    "answers text; answer it with answer(SCHEMA, value)"
+                )
             if not isinstance(chosen.value, str):
                 raise Failure(f"{where}: the turn asks for text, and the script gives {chosen.value!r}")
         elif turn.schema is None:
-            raise Failure(f'{where}: the turn asks for text (it has no schema), and the script answers with a '
-                          'schema; answer it with answer("text")')
+            raise Failure(
+                f"{where}: the turn asks for text (it has no schema), and the script answers with a "
+                'schema; answer it with answer("text")'
+            )
         elif chosen.schema != turn.schema:
-            raise Failure(f"{where}: the script's schema is not the one the turn asks with; the turn asks for "
-                          f"{type_text(turn.schema)}, the script answers {type_text(chosen.schema)}")
+            raise Failure(
+                f"{where}: the script's schema is not the one the turn asks with; the turn asks for "
+                f"{type_text(turn.schema)}, the script answers {type_text(chosen.schema)}"
+            )
         try:
             text = json.dumps(chosen.value, allow_nan=False)
         except (TypeError, ValueError) as error:
@@ -206,7 +212,9 @@ class ScriptedHarness(Harness):
         try:
             answering.answer(message.env, text, turn=message.turn)
         except answering.Rejected as rejected:
-            raise Failure(f"{where}: the scripted value does not fit the turn's schema, as `awf answer` "
-                          f"would say: {'; '.join(rejected.problems)}") from None
+            raise Failure(
+                f"{where}: the scripted value does not fit the turn's schema, as `awf answer` "
+                f"would say: {'; '.join(rejected.problems)}"
+            ) from None
         except answering.Refused as refused:
             raise Failure(f"{where}: the answer was refused: {refused}") from None

@@ -106,8 +106,9 @@ class Run:
         raise KeyError(f"attempt {self.attempt} did not enter stage {name!r} (it entered: {entered})")
 
 
-def read_run(record_dir: Path, attempt: int, out: dict[str, Any], value: Any, error: BaseException | None,
-             notices: list[str]) -> Run:
+def read_run(
+    record_dir: Path, attempt: int, out: dict[str, Any], value: Any, error: BaseException | None, notices: list[str]
+) -> Run:
     """The attempt `attempt` of the run in `record_dir`, as its files tell it."""
     agents: list[Agent] = []
     turns: list[Turn] = []
@@ -120,8 +121,14 @@ def read_run(record_dir: Path, attempt: int, out: dict[str, Any], value: Any, er
             continue
         kind = item["kind"]
         if kind == "agent":
-            agents.append(Agent(item["agent"], item.get("runtime") or {"harness": item["harness"]},
-                                item.get("instructions"), item.get("stage")))
+            agents.append(
+                Agent(
+                    item["agent"],
+                    item.get("runtime") or {"harness": item["harness"]},
+                    item.get("instructions"),
+                    item.get("stage"),
+                )
+            )
             agent_dirs[item["agent"]] = Path(item["dir"]) if item.get("dir") else record_dir
         elif kind == "turn":
             turns.append(_turn(item, agent_dirs.get(item["agent"]), attempt))
@@ -131,8 +138,7 @@ def read_run(record_dir: Path, attempt: int, out: dict[str, Any], value: Any, er
             written[item["stage"]] = item["record"]
     stages = [_stage(entry, written, record_dir) for entry in out.get("stages") or []]
     ending = Ending(out["outcome"], out["exit_code"], out.get("stage"), out.get("reason"), out.get("go_on"))
-    return Run(ending, attempt, stages, agents, turns, logs, out.get("needs"), notices, record_dir, out, error,
-               value)
+    return Run(ending, attempt, stages, agents, turns, logs, out.get("needs"), notices, record_dir, out, error, value)
 
 
 def _turn(item: dict[str, Any], agent_dir: Path | None, attempt: int) -> Turn:
@@ -142,8 +148,19 @@ def _turn(item: dict[str, Any], agent_dir: Path | None, attempt: int) -> Turn:
             schema = read_turn(agent_dir / f"turn-{item['turn']}")["schema"]
         except FileNotFoundError:
             schema = None
-    return Turn(item["agent"], item["turn"], item.get("prompt", ""), schema, item.get("label"), item.get("stage"),
-                bool(item.get("nudged")), attempt, item["outcome"], item.get("value"), item.get("reason"))
+    return Turn(
+        item["agent"],
+        item["turn"],
+        item.get("prompt", ""),
+        schema,
+        item.get("label"),
+        item.get("stage"),
+        bool(item.get("nudged")),
+        attempt,
+        item["outcome"],
+        item.get("value"),
+        item.get("reason"),
+    )
 
 
 def _stage(entry: dict[str, Any], written: dict[str, dict[str, Any]], record_dir: Path) -> Stage:
@@ -155,5 +172,13 @@ def _stage(entry: dict[str, Any], written: dict[str, dict[str, Any]], record_dir
         except FileNotFoundError:
             record = None
     record = record or {}
-    return Stage(name, entry["how"], entry["outcome"], record.get("value"), record.get("summary"),
-                 record.get("reason"), entry.get("attempt", record.get("attempt", 0)), record or None)
+    return Stage(
+        name,
+        entry["how"],
+        entry["outcome"],
+        record.get("value"),
+        record.get("summary"),
+        record.get("reason"),
+        entry.get("attempt", record.get("attempt", 0)),
+        record or None,
+    )

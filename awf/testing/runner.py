@@ -30,10 +30,19 @@ from .scripts import Failure, ScriptBook
 STALL = 10.0  # seconds with nothing started or ended before a test's run counts as stalled
 
 
-def run_workflow(workflow: Workflow, *, args: Mapping[str, Any] | None = None, earlier: Any = None,
-                 from_stage: str | None = None, values: Mapping[str, Any] | None = None,
-                 agents: Mapping[str, Any] | None = None, timeout: float | None = None, cwd: str | Path | None = None,
-                 run_root: str | Path | None = None, stall: float = STALL) -> Run:
+def run_workflow(
+    workflow: Workflow,
+    *,
+    args: Mapping[str, Any] | None = None,
+    earlier: Any = None,
+    from_stage: str | None = None,
+    values: Mapping[str, Any] | None = None,
+    agents: Mapping[str, Any] | None = None,
+    timeout: float | None = None,
+    cwd: str | Path | None = None,
+    run_root: str | Path | None = None,
+    stall: float = STALL,
+) -> Run:
     """Run `workflow` once, as one attempt of a new run, with its agents scripted.
 
     `args` are the run's args (prepare is not called). `earlier` (`{"stages": {NAME: VALUE}}`, or
@@ -44,17 +53,36 @@ def run_workflow(workflow: Workflow, *, args: Mapping[str, Any] | None = None, e
     `stall` seconds, or `awf run` would refuse the run (a `from_stage` never reached, bad values).
     """
     book = ScriptBook(agents)
-    run = _attempt(workflow, book, args=args, earlier=earlier, from_stage=from_stage, values=values,
-                   timeout=timeout, cwd=cwd, run_root=run_root, stall=stall)
+    run = _attempt(
+        workflow,
+        book,
+        args=args,
+        earlier=earlier,
+        from_stage=from_stage,
+        values=values,
+        timeout=timeout,
+        cwd=cwd,
+        run_root=run_root,
+        stall=stall,
+    )
     _check_used_up(book, [run])
     return run
 
 
-def run_twice(workflow: Workflow, *, args: Mapping[str, Any] | None = None, earlier: Any = None,
-              from_stage: str | None = None, values: Mapping[str, Any] | None = None,
-              agents: Mapping[str, Any] | None = None, redo: str | None = None, timeout: float | None = None,
-              cwd: str | Path | None = None, run_root: str | Path | None = None,
-              stall: float = STALL) -> tuple[Run, Run]:
+def run_twice(
+    workflow: Workflow,
+    *,
+    args: Mapping[str, Any] | None = None,
+    earlier: Any = None,
+    from_stage: str | None = None,
+    values: Mapping[str, Any] | None = None,
+    agents: Mapping[str, Any] | None = None,
+    redo: str | None = None,
+    timeout: float | None = None,
+    cwd: str | Path | None = None,
+    run_root: str | Path | None = None,
+    stall: float = STALL,
+) -> tuple[Run, Run]:
     """Run `workflow`, then continue the run over the first attempt's real records.
 
     The second attempt is a plain continue when the first did not complete; when it did, the
@@ -64,17 +92,40 @@ def run_twice(workflow: Workflow, *, args: Mapping[str, Any] | None = None, earl
     goes on where the first attempt left it.
     """
     book = ScriptBook(agents)
-    first = _attempt(workflow, book, args=args, earlier=earlier, from_stage=from_stage, values=values,
-                     timeout=timeout, cwd=cwd, run_root=run_root, stall=stall)
+    first = _attempt(
+        workflow,
+        book,
+        args=args,
+        earlier=earlier,
+        from_stage=from_stage,
+        values=values,
+        timeout=timeout,
+        cwd=cwd,
+        run_root=run_root,
+        stall=stall,
+    )
     if first.ending.outcome == "completed" and redo is None:
         ran = [stage.name for stage in first.stages if stage.how == "ran"]
         if not ran:
-            raise Failure(f"attempt {first.attempt} completed and ran no stage, so a continue has nothing to redo; "
-                          "run_twice needs a workflow with a stage")
+            raise Failure(
+                f"attempt {first.attempt} completed and ran no stage, so a continue has nothing to redo; "
+                "run_twice needs a workflow with a stage"
+            )
         redo = ran[-1]
     run_dir = first.record_dir
-    second = _attempt(workflow, book, args=args, earlier=None, from_stage=redo, values=None, timeout=timeout,
-                      cwd=_run_cwd(run_dir), run_root=run_dir.parent.parent, stall=stall, resume=run_dir.name)
+    second = _attempt(
+        workflow,
+        book,
+        args=args,
+        earlier=None,
+        from_stage=redo,
+        values=None,
+        timeout=timeout,
+        cwd=_run_cwd(run_dir),
+        run_root=run_dir.parent.parent,
+        stall=stall,
+        resume=run_dir.name,
+    )
     _check_used_up(book, [first, second])
     return first, second
 
@@ -98,9 +149,20 @@ def _run_cwd(run_dir: Path) -> Path:
     raise Failure(f"{run_dir}/run.jsonl has no run line")
 
 
-def _attempt(workflow: Workflow, book: ScriptBook, *, args: Mapping[str, Any] | None, earlier: Any,
-             from_stage: str | None, values: Mapping[str, Any] | None, timeout: float | None,
-             cwd: str | Path | None, run_root: str | Path | None, stall: float, resume: str | None = None) -> Run:
+def _attempt(
+    workflow: Workflow,
+    book: ScriptBook,
+    *,
+    args: Mapping[str, Any] | None,
+    earlier: Any,
+    from_stage: str | None,
+    values: Mapping[str, Any] | None,
+    timeout: float | None,
+    cwd: str | Path | None,
+    run_root: str | Path | None,
+    stall: float,
+    resume: str | None = None,
+) -> Run:
     if not isinstance(workflow, Workflow):
         raise TypeError(f"run_workflow runs a workflow made with @awf.workflow(...), not {workflow!r}")
     if values is not None and from_stage is None:
@@ -119,8 +181,16 @@ def _attempt(workflow: Workflow, book: ScriptBook, *, args: Mapping[str, Any] | 
     if earlier is not None:
         records, own = earlier_records(earlier, workflow)
         run_id = _new_id(workflow, args)
-        run_fields = {"workflow": workflow.name, "id": run_id, "argv": [], "cwd": str(work), "sandbox": None,
-                      "file": str(Path(target).absolute()), "workflow_version": workflow.version, "args": args}
+        run_fields = {
+            "workflow": workflow.name,
+            "id": run_id,
+            "argv": [],
+            "cwd": str(work),
+            "sandbox": None,
+            "file": str(Path(target).absolute()),
+            "workflow_version": workflow.version,
+            "args": args,
+        }
         try:
             write_earlier(RunPaths(root, workflow.name, run_id), run_fields, records)
         except RecordError as error:
@@ -129,9 +199,19 @@ def _attempt(workflow: Workflow, book: ScriptBook, *, args: Mapping[str, Any] | 
     if values is not None:
         values_file = scratch / "values.json"
         write_json(values_file, dict(values))
-    request = RunRequest(target=target, run_id=run_id, resume=run_id is not None, timeout=timeout,
-                         timeout_text=None if timeout is None else f"{timeout:g}s", cwd=work, run_root=root,
-                         from_stage=from_stage, values_file=values_file, workflow=wrapped, args=args)
+    request = RunRequest(
+        target=target,
+        run_id=run_id,
+        resume=run_id is not None,
+        timeout=timeout,
+        timeout_text=None if timeout is None else f"{timeout:g}s",
+        cwd=work,
+        run_root=root,
+        from_stage=from_stage,
+        values_file=values_file,
+        workflow=wrapped,
+        args=args,
+    )
     try:
         ending = _run(request, book, watch)
     except Refusal as refusal:
@@ -216,8 +296,10 @@ def _check_earlier(run: Run, own: set[str]) -> None:
         raise Failure(f"earlier: stage {ending.stage}'s value cannot be reused: {ending.reason}")
     never = sorted(name for name in own if name not in entered)
     if ending.outcome == "completed" and never:
-        raise Failure(f"earlier names stage{'s' if len(never) > 1 else ''} {', '.join(never)}, which the attempt "
-                      f"never entered (it entered: {', '.join(entered) or 'none'}); check the stage names")
+        raise Failure(
+            f"earlier names stage{'s' if len(never) > 1 else ''} {', '.join(never)}, which the attempt "
+            f"never entered (it entered: {', '.join(entered) or 'none'}); check the stage names"
+        )
 
 
 def _check_used_up(book: ScriptBook, runs: list[Run]) -> None:
@@ -225,6 +307,8 @@ def _check_used_up(book: ScriptBook, runs: list[Run]) -> None:
     if left:
         last = runs[-1].ending
         where = f" in {last.stage}" if last.stage else ""
-        lines = [*left, f"(attempt {runs[-1].attempt} ended {last.outcome}{where}"
-                        f"{': ' + last.reason if last.reason else ''})"]
+        lines = [
+            *left,
+            f"(attempt {runs[-1].attempt} ended {last.outcome}{where}{': ' + last.reason if last.reason else ''})",
+        ]
         raise Failure("\n".join(lines))

@@ -211,14 +211,18 @@ class ScriptBook:
             agents = sorted({agent for (script_key, agent) in self.used if script_key == key})
             if not agents:
                 who = f"no agent {key}" if not _GLOB & set(key) else "no agent it matches"
-                lines.append(f"the script for {key!r} was never used ({who} took a turn): its "
-                             f"{len(script)} entr{'y was' if len(script) == 1 else 'ies were'} never reached")
+                lines.append(
+                    f"the script for {key!r} was never used ({who} took a turn): its "
+                    f"{len(script)} entr{'y was' if len(script) == 1 else 'ies were'} never reached"
+                )
             for agent in agents:
                 used = self.used[(key, agent)]
                 if used < len(script):
                     rest = "; ".join(f"entry {n}: {entry}" for n, entry in enumerate(script, 1) if n > used)
-                    lines.append(f"agent {agent} took {used} turn{'' if used == 1 else 's'} of the {len(script)} "
-                                 f"its script ({key!r}) has; never reached: {rest}")
+                    lines.append(
+                        f"agent {agent} took {used} turn{'' if used == 1 else 's'} of the {len(script)} "
+                        f"its script ({key!r}) has; never reached: {rest}"
+                    )
         return lines
 
 
@@ -233,7 +237,4 @@ def _checked(key: str, script: Any) -> Reply | list[Reply]:
         if not entries:
             raise TypeError(f"agents[{key!r}] is an empty list: give one entry a turn, or drop the key")
         return entries
-    raise TypeError(
-        f"agents[{key!r}] is {script!r}; a script is answer(...), reply.*(), or a list of them, one a turn"
-    )
-
+    raise TypeError(f"agents[{key!r}] is {script!r}; a script is answer(...), reply.*(), or a list of them, one a turn")

@@ -11,7 +11,12 @@ from ..record.clock import parse_iso
 from ..record.summary import add_costs, attempt_turn_lines, attempt_turns
 
 ENDING_MARKS = {
-    "completed": "✓", "parked": "◆", "stopped": "■", "failed": "✗", "timed-out": "✗", "cancelled": "✗",
+    "completed": "✓",
+    "parked": "◆",
+    "stopped": "■",
+    "failed": "✗",
+    "timed-out": "✗",
+    "cancelled": "✗",
     "interrupted": "✗",
 }
 
@@ -24,8 +29,9 @@ def relative(path: Path | str) -> str:
         return str(path)
 
 
-def closing_lines(out: dict[str, Any], *, record_dir: Path | None = None, detail: str | None = None,
-                  hints: list[str] | None = None) -> list[str]:
+def closing_lines(
+    out: dict[str, Any], *, record_dir: Path | None = None, detail: str | None = None, hints: list[str] | None = None
+) -> list[str]:
     """The ending, where and why, the totals, the command that goes on and where the record is.
 
     `out` is the attempt's out.json (or, for an attempt that never ended, one made to match).

@@ -84,8 +84,9 @@ class Follower:
         """Block until the folder changes or the process ends; CHANGED or GONE."""
         while True:
             try:
-                first = self._events.get(timeout=None if self._pidfd is not None or self._pid is None
-                                         else FALLBACK_CHECK)
+                first = self._events.get(
+                    timeout=None if self._pidfd is not None or self._pid is None else FALLBACK_CHECK
+                )
             except queue.Empty:
                 if self._pid is not None and not is_alive(*self._pid):
                     return GONE

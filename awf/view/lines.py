@@ -64,8 +64,7 @@ class LineReporter:
     def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None:
         self._say(f"  ↻ {agent} has not answered ({why}): sent the recovery prompt")
 
-    def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None,
-                         seconds: float) -> None:
+    def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None, seconds: float) -> None:
         if outcome == "answered":
             self._say(f"  ✓ {agent} answered  {format_duration(seconds)}")
         else:
@@ -82,4 +81,3 @@ class LineReporter:
 def _first_line(text: str | None) -> str:
     lines = (text or "").strip().splitlines()
     return lines[0] + (" …" if len(lines) > 1 else "") if lines else ""
-

@@ -27,8 +27,16 @@ from .lines import MARKS as STAGE_MARKS
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 MARKS = {**STAGE_MARKS, "interrupted": "✗", "reused": "↺", "provided": "↺"}
-STYLES = {"succeeded": "green", "stopped": "yellow", "failed": "red", "interrupted": "red", "reused": "cyan",
-          "provided": "cyan", "running": "bold", "to-come": "dim"}
+STYLES = {
+    "succeeded": "green",
+    "stopped": "yellow",
+    "failed": "red",
+    "interrupted": "red",
+    "reused": "cyan",
+    "provided": "cyan",
+    "running": "bold",
+    "to-come": "dim",
+}
 
 
 @dataclass
@@ -169,8 +177,14 @@ class LiveView:
     def __init__(self, stream: TextIO | None = None, *, color: bool = True) -> None:
         from rich.console import Console
 
-        self.console = Console(file=_SafeStream(stream or sys.stderr), force_terminal=True,  # type: ignore[arg-type]
-                               no_color=True if not color else None, highlight=False, emoji=False, soft_wrap=False)
+        self.console = Console(
+            file=_SafeStream(stream or sys.stderr),
+            force_terminal=True,  # type: ignore[arg-type]
+            no_color=True if not color else None,
+            highlight=False,
+            emoji=False,
+            soft_wrap=False,
+        )
         self.state = ViewState()
         self.lock = threading.Lock()
         self.live = None
@@ -220,8 +234,14 @@ class LiveView:
             self.state.name = f"{workflow}/{run_id}"
             self.state.attempt = attempt
             self.state.rows = [StageRow(name, "to-come", record) for name, record in earlier.items()]
-        self.live = Live(self, console=self.console, refresh_per_second=8, transient=True,
-                         redirect_stdout=False, redirect_stderr=False)
+        self.live = Live(
+            self,
+            console=self.console,
+            refresh_per_second=8,
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
         self.live.start()
         import atexit
 
@@ -269,8 +289,7 @@ class LiveView:
     def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None:
         pass  # the agent's line stays; the record and `awf logs` tell the rest
 
-    def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None,
-                         seconds: float) -> None:
+    def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None, seconds: float) -> None:
         with self.lock:
             self.state.agents.pop(agent, None)
 
@@ -306,8 +325,11 @@ def _current_records(record_dir: Path, attempt: int) -> dict[str, dict[str, Any]
     from ..record.layout import RunPaths
 
     paths = RunPaths(record_dir.parent.parent, record_dir.parent.name, record_dir.name)
-    return {name: record for name, record in read_stage_records(paths).items()
-            if isinstance(record, dict) and record.get("attempt", attempt) < attempt}
+    return {
+        name: record
+        for name, record in read_stage_records(paths).items()
+        if isinstance(record, dict) and record.get("attempt", attempt) < attempt
+    }
 
 
 def _agent_model(record_dir: Path, attempt: int, key: str) -> str | None:

@@ -130,8 +130,10 @@ def _agent_process(entry: dict[str, Any]) -> str:
 
 
 def _pane(entry: dict[str, Any]) -> str:
-    return (f"agent {entry.get('agent')}: process {entry.get('pid')} in a pane, window {entry.get('window')} of "
-            f"{entry.get('workspace')!r} ({entry.get('multiplexer')} -L {entry.get('server')})")
+    return (
+        f"agent {entry.get('agent')}: process {entry.get('pid')} in a pane, window {entry.get('window')} of "
+        f"{entry.get('workspace')!r} ({entry.get('multiplexer')} -L {entry.get('server')})"
+    )
 
 
 def _turn(entry: dict[str, Any]) -> str:

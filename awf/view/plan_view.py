@@ -18,9 +18,13 @@ def preview_data(preview: Preview) -> dict[str, Any]:
         "attempt": preview.attempt,
         "would": "stop" if preview.would_stop else "run",
         "stages": [
-            {"stage": seen.name, "how": seen.how, "attempt": (seen.record or {}).get("attempt"),
-             "ended": (seen.record or {}).get("ended"),
-             **({"schema": seen.schema.schema} if seen.how == "needs" and seen.schema else {})}
+            {
+                "stage": seen.name,
+                "how": seen.how,
+                "attempt": (seen.record or {}).get("attempt"),
+                "ended": (seen.record or {}).get("ended"),
+                **({"schema": seen.schema.schema} if seen.how == "needs" and seen.schema else {}),
+            }
             for seen in look.seen
         ],
         "start": {"stage": look.start[0], "why": look.start[1]} if look.start else None,
@@ -35,8 +39,7 @@ def preview_data(preview: Preview) -> dict[str, Any]:
     elif look.needs:
         data["stop"] = {"stage": preview.from_stage, "reason": "values are needed", "redo": preview.from_stage}
     elif look.returned and preview.from_stage:
-        data["stop"] = {"stage": None, "reason": f"--from-stage {preview.from_stage} is never reached",
-                        "redo": None}
+        data["stop"] = {"stage": None, "reason": f"--from-stage {preview.from_stage} is never reached", "redo": None}
     if look.value_problems:
         data["value_problems"] = look.value_problems
     if look.ended:

@@ -57,9 +57,13 @@ class Replay:
         except (KeyError, ValueError):
             pass
         run = self.run or {}
-        self.view.attempt_started(run.get("workflow", self.paths.workflow), run.get("id", self.paths.id),
-                                  self.start["attempt"], self.paths.dir)
-        self.feed(lines[last + 1:])
+        self.view.attempt_started(
+            run.get("workflow", self.paths.workflow),
+            run.get("id", self.paths.id),
+            self.start["attempt"],
+            self.paths.dir,
+        )
+        self.feed(lines[last + 1 :])
 
     def _remember(self, entry: dict[str, Any]) -> None:
         kind = entry["kind"]
@@ -87,8 +91,13 @@ class Replay:
         if kind == "invalidated":
             self.invalidated.update(entry.get("stages") or [])
         elif kind == "start-point":
-            self._reused([name for name, record in self.earlier.items()
-                          if name not in self.invalidated and record.get("outcome") == "succeeded"])
+            self._reused(
+                [
+                    name
+                    for name, record in self.earlier.items()
+                    if name not in self.invalidated and record.get("outcome") == "succeeded"
+                ]
+            )
         elif kind == "stage-reused":
             self._reused([entry["stage"]])
         elif kind == "stage-start":
@@ -114,8 +123,13 @@ class Replay:
             self.settled.add(key)
             if key not in self.working:  # it settled before the view saw it work
                 self.working.add(key)
-            view.agent_turn_ended(entry.get("stage"), entry["agent"], entry.get("outcome", "?"), entry.get("reason"),
-                                  float(entry.get("seconds") or 0.0))
+            view.agent_turn_ended(
+                entry.get("stage"),
+                entry["agent"],
+                entry.get("outcome", "?"),
+                entry.get("reason"),
+                float(entry.get("seconds") or 0.0),
+            )
         elif kind == "attempt-end":
             self.end = entry
 
@@ -169,10 +183,18 @@ class Replay:
         except (FileNotFoundError, RecordError):
             pass
         return {
-            "workflow": self.paths.workflow, "id": self.paths.id, "attempt": self.attempt,
-            "outcome": self.end["outcome"], "exit_code": self.end["exit_code"], "stage": self.end.get("stage"),
-            "reason": self.end.get("reason"), "go_on": self.end.get("go_on"), "record": str(self.paths.dir),
-            "started": (self.start or {}).get("at"), "ended": self.end.get("at"), "stages": [],
+            "workflow": self.paths.workflow,
+            "id": self.paths.id,
+            "attempt": self.attempt,
+            "outcome": self.end["outcome"],
+            "exit_code": self.end["exit_code"],
+            "stage": self.end.get("stage"),
+            "reason": self.end.get("reason"),
+            "go_on": self.end.get("go_on"),
+            "record": str(self.paths.dir),
+            "started": (self.start or {}).get("at"),
+            "ended": self.end.get("at"),
+            "stages": [],
         }
 
     def interrupted(self, go_on: str | None) -> dict[str, Any]:
@@ -180,11 +202,18 @@ class Replay:
         start = self.start or {}
         pid = start.get("pid")
         return {
-            "workflow": self.paths.workflow, "id": self.paths.id, "attempt": self.attempt or 0,
-            "outcome": "interrupted", "exit_code": None, "stage": self.stage,
+            "workflow": self.paths.workflow,
+            "id": self.paths.id,
+            "attempt": self.attempt or 0,
+            "outcome": "interrupted",
+            "exit_code": None,
+            "stage": self.stage,
             "reason": f"its process (pid {pid}) is gone and it wrote no ending" if pid else "it never started",
-            "go_on": go_on, "record": str(self.paths.dir), "started": start.get("at") or now_iso(),
-            "ended": self.last_at or now_iso(), "stages": self.stages,
+            "go_on": go_on,
+            "record": str(self.paths.dir),
+            "started": start.get("at") or now_iso(),
+            "ended": self.last_at or now_iso(),
+            "stages": self.stages,
         }
 
 
@@ -213,4 +242,3 @@ def _call(view: Any, method: str, *args: Any) -> None:
     function = getattr(view, method, None)
     if function is not None:
         function(*args)
-

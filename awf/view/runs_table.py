@@ -48,8 +48,7 @@ def columns(headers: list[str], rows: list[list[Any]]) -> str:
     widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
     last = len(headers) - 1
     return "\n".join(
-        "  ".join(cell if i == last else cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip()
-        for row in table
+        "  ".join(cell if i == last else cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in table
     )
 
 
@@ -91,8 +90,15 @@ def detail(run: RunDetail, now: float | None = None) -> str:
         "attempts",
     ]
     attempt_rows = [
-        [a["attempt"], a["status"], a["stage"] or "-", _flags(a["flags"]) or "-", a["pid"] or "-",
-         when(a["started"]), a["reason"] or ""]
+        [
+            a["attempt"],
+            a["status"],
+            a["stage"] or "-",
+            _flags(a["flags"]) or "-",
+            a["pid"] or "-",
+            when(a["started"]),
+            a["reason"] or "",
+        ]
         for a in data["attempts"]
     ]
     lines += _indent(columns(["#", "status", "stage", "flags", "pid", "started", "reason"], attempt_rows))

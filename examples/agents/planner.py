@@ -16,7 +16,11 @@ number = issue.group(1) if issue else "issue"
 found = subprocess.run(["git", "grep", "-l", "1970", "--", "*.py"], capture_output=True, text=True).stdout.split()
 files = [name for name in found if not name.startswith("test_")] or ["the date parser"]
 print(f"planner: the issue points at {', '.join(files)}", file=sys.stderr)
-print(json.dumps({
-    "branch": f"fix/{number}",
-    "steps": [f"In {files[0]}, stop treating years before 1970 as missing.", "Run the tests."],
-}))
+print(
+    json.dumps(
+        {
+            "branch": f"fix/{number}",
+            "steps": [f"In {files[0]}, stop treating years before 1970 as missing.", "Run the tests."],
+        }
+    )
+)

@@ -23,8 +23,12 @@ def script(name):
     return {"harness": "exec", "command": [sys.executable, str(HERE / name)]}
 
 
-@awf.workflow(name="fix-issue", description="Plan, build and review a fix.", version="1.0.0",
-              prepare=lambda argv: {"issue": " ".join(argv)})
+@awf.workflow(
+    name="fix-issue",
+    description="Plan, build and review a fix.",
+    version="1.0.0",
+    prepare=lambda argv: {"issue": " ".join(argv)},
+)
 async def fix_issue(wf: awf.Context, issue: str):
     async def make_plan():
         planner = await wf.agents.open(key="planner", runtime=script("fix_planner.py"))
@@ -49,7 +53,8 @@ async def fix_issue(wf: awf.Context, issue: str):
         reviewer = await wf.agents.open(key="reviewer", runtime=script("fix_reviewer.py"))
         # A continue's agents are new: the prompt names everything the reviewer needs.
         turn = await reviewer.run(
-            prompt=f"Review commit {built['commit']} on {plan['branch']} as a fix for {issue}.", schema=VERDICT,
+            prompt=f"Review commit {built['commit']} on {plan['branch']} as a fix for {issue}.",
+            schema=VERDICT,
         )
         if not turn.outcome.answered:
             wf.stop(f"no review: {turn.outcome.reason}")

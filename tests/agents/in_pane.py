@@ -22,8 +22,11 @@ PLAN = {
 
 def runtime(argv):
     return {
-        "harness": "exec", "command": [sys.executable, AGENT, *argv], "placement": "pane",
-        "idle": float(os.environ.get("IDLE", "5")), "keep_pane": bool(os.environ.get("KEEP_PANE")),
+        "harness": "exec",
+        "command": [sys.executable, AGENT, *argv],
+        "placement": "pane",
+        "idle": float(os.environ.get("IDLE", "5")),
+        "keep_pane": bool(os.environ.get("KEEP_PANE")),
     }
 
 

@@ -3,5 +3,16 @@
 from .replies import Reply, Shell, Silence, Status, Text, Tool, Usage
 from .server import NOTHING_SCRIPTED, FakeModel, Request, unused_port
 
-__all__ = ["NOTHING_SCRIPTED", "FakeModel", "Reply", "Request", "Shell", "Silence", "Status", "Text", "Tool", "Usage",
-           "unused_port"]
+__all__ = [
+    "NOTHING_SCRIPTED",
+    "FakeModel",
+    "Reply",
+    "Request",
+    "Shell",
+    "Silence",
+    "Status",
+    "Text",
+    "Tool",
+    "Usage",
+    "unused_port",
+]

@@ -16,9 +16,20 @@ FAKE_KEY = "sk-fake-model-key"
 CODEX_KEY_VARIABLE = "FAKE_MODEL_API_KEY"
 
 # Inherited settings that would send a CLI to a real provider or change how it authenticates.
-_FOREIGN = ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL",
-            "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
-            "CLAUDE_CODE_USE_FOUNDRY", "CLAUDE_CONFIG_DIR", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME")
+_FOREIGN = (
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+    "CLAUDE_CODE_USE_FOUNDRY",
+    "CLAUDE_CONFIG_DIR",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "CODEX_HOME",
+)
 
 
 def find(name: str) -> str | None:
@@ -33,8 +44,10 @@ def require(name: str) -> str:
     """The program's path; skips the test, saying how to install it, when it is missing."""
     program = find(name)
     if program is None:
-        pytest.skip(f"{name} is not installed: run `.ci/install-agent-clis DIR` and put its output on PATH "
-                    f"(or set AWF_{name.upper()})")
+        pytest.skip(
+            f"{name} is not installed: run `.ci/install-agent-clis DIR` and put its output on PATH "
+            f"(or set AWF_{name.upper()})"
+        )
     return program
 
 
@@ -50,10 +63,17 @@ def claude_env(url: str, home: Path) -> dict[str, str]:
     the rest keep it from calling anything but the model (telemetry, updates, error reports, the
     start-up hello) and make failures quick (one retry, a short request timeout).
     """
-    return {"HOME": str(home), "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": FAKE_KEY,
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
-            "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
-            "CLAUDE_CODE_MAX_RETRIES": "1", "API_TIMEOUT_MS": "20000"}
+    return {
+        "HOME": str(home),
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_API_KEY": FAKE_KEY,
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_MAX_RETRIES": "1",
+        "API_TIMEOUT_MS": "20000",
+    }
 
 
 def codex_env(home: Path) -> dict[str, str]:

@@ -10,8 +10,14 @@ from typing import Any
 
 from .replies import Shell, Text, Tool
 
-ERROR_CODES = {400: "invalid_request_error", 401: "invalid_api_key", 403: "permission_denied",
-               404: "model_not_found", 429: "rate_limit_exceeded", 500: "server_error"}
+ERROR_CODES = {
+    400: "invalid_request_error",
+    401: "invalid_api_key",
+    403: "permission_denied",
+    404: "model_not_found",
+    429: "rate_limit_exceeded",
+    500: "server_error",
+}
 
 
 def error_body(code: int, message: str) -> dict[str, Any]:
@@ -37,14 +43,26 @@ def shell_call(command: str, request: dict[str, Any]) -> dict[str, Any]:
         return _function(call_id, "shell", {"command": ["bash", "-lc", command]})
     if "exec" in _code_mode_tools(request):
         script = f"const result = await tools.exec_command({json.dumps({'cmd': command})});\ntext(result);\n"
-        return {"id": f"ctc_{uuid.uuid4().hex[:24]}", "type": "custom_tool_call", "status": "completed",
-                "call_id": call_id, "name": "exec", "input": script}
+        return {
+            "id": f"ctc_{uuid.uuid4().hex[:24]}",
+            "type": "custom_tool_call",
+            "status": "completed",
+            "call_id": call_id,
+            "name": "exec",
+            "input": script,
+        }
     raise ValueError(f"the request offers no shell tool (tools: {sorted(n for n in top if n)})")
 
 
 def _function(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"id": f"fc_{uuid.uuid4().hex[:24]}", "type": "function_call", "status": "completed",
-            "call_id": call_id, "name": name, "arguments": json.dumps(arguments)}
+    return {
+        "id": f"fc_{uuid.uuid4().hex[:24]}",
+        "type": "function_call",
+        "status": "completed",
+        "call_id": call_id,
+        "name": name,
+        "arguments": json.dumps(arguments),
+    }
 
 
 def _code_mode_tools(request: dict[str, Any]) -> set[str]:
@@ -59,15 +77,28 @@ def _code_mode_tools(request: dict[str, Any]) -> set[str]:
 
 def events(reply: Text | Shell | Tool, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The data of each event: response.created, each output item added and done, response.completed."""
-    response = {"id": f"resp_{uuid.uuid4().hex[:24]}", "object": "response", "created_at": int(time.time()),
-                "status": "in_progress", "model": request.get("model", "gpt-fake"), "output": []}
+    response = {
+        "id": f"resp_{uuid.uuid4().hex[:24]}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "in_progress",
+        "model": request.get("model", "gpt-fake"),
+        "output": [],
+    }
     sequence = iter(range(1_000_000))
     yield {"type": "response.created", "sequence_number": next(sequence), "response": response}
     items = []
     text = reply.text if isinstance(reply, Text) else reply.say
     if text:
-        items.append({"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
-                      "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]})
+        items.append(
+            {
+                "id": f"msg_{uuid.uuid4().hex[:24]}",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        )
     if isinstance(reply, Shell):
         items.append(shell_call(reply.command, request))
     elif isinstance(reply, Tool):
@@ -76,33 +107,53 @@ def events(reply: Text | Shell | Tool, request: dict[str, Any]) -> Iterator[dict
         for event in _item_events(index, item):
             yield {**event, "sequence_number": next(sequence)}
     usage = reply.usage
-    yield {"type": "response.completed", "sequence_number": next(sequence), "response": {
-        **response, "status": "completed", "output": items, "usage": {
-            # Here input counts cached tokens too (the Anthropic API counts them apart).
-            "input_tokens": usage.input + usage.cached, "input_tokens_details": {"cached_tokens": usage.cached},
-            "output_tokens": usage.output, "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": usage.input + usage.cached + usage.output}}}
+    yield {
+        "type": "response.completed",
+        "sequence_number": next(sequence),
+        "response": {
+            **response,
+            "status": "completed",
+            "output": items,
+            "usage": {
+                # Here input counts cached tokens too (the Anthropic API counts them apart).
+                "input_tokens": usage.input + usage.cached,
+                "input_tokens_details": {"cached_tokens": usage.cached},
+                "output_tokens": usage.output,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": usage.input + usage.cached + usage.output,
+            },
+        },
+    }
 
 
 def _item_events(index: int, item: dict[str, Any]) -> Iterator[dict[str, Any]]:
     where = {"output_index": index, "item_id": item["id"]}
     if item["type"] == "message":
         text = item["content"][0]["text"]
-        yield {"type": "response.output_item.added", "output_index": index,
-               "item": {**item, "status": "in_progress", "content": []}}
+        yield {
+            "type": "response.output_item.added",
+            "output_index": index,
+            "item": {**item, "status": "in_progress", "content": []},
+        }
         part = {"type": "output_text", "text": "", "annotations": []}
         yield {"type": "response.content_part.added", **where, "content_index": 0, "part": part}
         yield {"type": "response.output_text.delta", **where, "content_index": 0, "delta": text}
         yield {"type": "response.output_text.done", **where, "content_index": 0, "text": text}
         yield {"type": "response.content_part.done", **where, "content_index": 0, "part": {**part, "text": text}}
     elif item["type"] == "function_call":
-        yield {"type": "response.output_item.added", "output_index": index,
-               "item": {**item, "status": "in_progress", "arguments": ""}}
+        yield {
+            "type": "response.output_item.added",
+            "output_index": index,
+            "item": {**item, "status": "in_progress", "arguments": ""},
+        }
         yield {"type": "response.function_call_arguments.delta", **where, "delta": item["arguments"]}
         yield {"type": "response.function_call_arguments.done", **where, "arguments": item["arguments"]}
     else:
-        yield {"type": "response.output_item.added", "output_index": index,
-               "item": {**item, "status": "in_progress", "input": ""}}
+        yield {
+            "type": "response.output_item.added",
+            "output_index": index,
+            "item": {**item, "status": "in_progress", "input": ""},
+        }
         yield {"type": "response.custom_tool_call_input.delta", **where, "delta": item["input"]}
         yield {"type": "response.custom_tool_call_input.done", **where, "input": item["input"]}
     yield {"type": "response.output_item.done", "output_index": index, "item": item}
