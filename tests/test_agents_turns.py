@@ -96,6 +96,29 @@ def test_a_printed_answer_that_does_not_fit_gets_the_recovery_prompt_naming_the_
     assert "'steps' is a required property" in recovery
 
 
+def test_output_that_ends_in_no_json_answer_is_named_in_the_recovery_prompt_and_the_reason(project: Project) -> None:
+    done = project.awf("run", ASK, "--id", "ok", "--", "prints.py", "all good, 3 fixes")
+    assert done.code == 3
+    said = 'its output ended with "all good, 3 fixes", not a JSON answer, and it did not run awf answer'
+    assert said in (turn_dir(project, "ok") / "2.prompt.txt").read_text()
+    [turn] = turns(project, "ok")
+    assert turn["outcome"] == "unanswered" and said in turn["reason"]
+
+
+def test_a_tool_with_recovery_off_runs_once_and_its_turn_ends_unanswered(project: Project) -> None:
+    done = project.awf("run", ASK, "--id", "tool", "--", "prints.py", "all good, 3 fixes", env={"NO_RECOVERY": "1"})
+    assert done.code == 3, done.stderr
+    folder = turn_dir(project, "tool")
+    assert (folder / "1.prompt.txt").exists() and not (folder / "2.prompt.txt").exists()
+    [turn] = turns(project, "tool")
+    assert turn["outcome"] == "unanswered" and turn["nudged"] is False
+    assert turn["reason"] == (
+        'its output ended with "all good, 3 fixes", not a JSON answer, and it did not run awf answer '
+        '(its runtime has "recovery": false: no recovery prompt)'
+    )
+    assert "↻" not in done.stderr
+
+
 def test_a_turn_past_its_timeout_is_timed_out_and_its_agent_ended(project: Project) -> None:
     pidfile = project.path / "agent.pid"
     done = project.awf("run", ASK, "--id", "slow", "--", "sleeps.py", str(pidfile), env={"TURN_TIMEOUT": "1"})

@@ -72,6 +72,11 @@ def normal_runtime(key: str, runtime: Any) -> dict[str, Any]:
             f'agent {key}: placement {placement!r} is not one awf knows: "headless" (the default) or "pane" '
             "(a terminal pane you can watch and type into)"
         )
+    if not isinstance(runtime.get("recovery", True), bool):
+        raise AgentError(
+            f'agent {key}: "recovery" is true (the default: an agent that stops without answering gets one '
+            f"recovery prompt) or false (the turn ends unanswered), not {runtime['recovery']!r}"
+        )
     try:
         # Recorded in run.jsonl and compared between opens, so it must be plain JSON.
         return json.loads(json.dumps(dict(runtime), allow_nan=False))

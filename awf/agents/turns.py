@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import json
 import os
 import time
 from typing import TYPE_CHECKING, Any
@@ -86,6 +87,10 @@ def _deadline(started: float, seconds: float | None, attempt_deadline: float | N
     return min(own, attempt_deadline)
 
 
+def _quoted(line: str, width: int = 80) -> str:
+    return json.dumps(line if len(line) <= width else line[: width - 1] + "…", ensure_ascii=False)
+
+
 def _first_line(prompt: str, width: int = 60) -> str:
     line = prompt.strip().splitlines()[0]
     return line if len(line) <= width else line[: width - 1] + "…"
@@ -133,7 +138,9 @@ class _Conversation:
         first = self.prompt.rstrip() + "\n" + instructions
         ends = agent.ends
         why = ""
-        for delivery in (1, 2):
+        # A tool (a linter, a test suite, a deploy script) would only run its whole command again.
+        deliveries = (1, 2) if agent.spec.runtime.get("recovery", True) else (1,)
+        for delivery in deliveries:
             text = first if delivery == 1 else recovery_prompt(why, instructions)
             if delivery == 2:
                 self.nudged = True
@@ -153,14 +160,15 @@ class _Conversation:
                 return self._settle(kinds.FAILED, reason=stopped.failed)
             if stopped.blocked:
                 return self._settle(kinds.BLOCKED, reason=stopped.blocked)
-            candidate = self._candidate(stopped.text)
+            candidate, why = self._candidate(stopped.text)
             if candidate is None:
-                why = "it stopped without answering"
                 continue
             value, problems = read_answer(candidate, self.schema)
             if not problems:
                 return self._settle(kinds.ANSWERED, value=value, by="the agent's output")
             why = "the answer it printed cannot be taken: " + "; ".join(problems)
+        if len(deliveries) == 1:
+            return self._settle(kinds.UNANSWERED, reason=f'{why} (its runtime has "recovery": false: no recovery prompt)')
         return self._settle(kinds.UNANSWERED, reason=f"{why}, and the recovery prompt brought no answer either")
 
     async def _deliver(self, message: Message, harness: Harness) -> dict[str, Any] | Stopped | object:
@@ -187,18 +195,19 @@ class _Conversation:
             task.cancel()
             raise
 
-    def _candidate(self, text: str | None) -> str | None:
-        """What the agent's output offers as its answer, if anything."""
+    def _candidate(self, text: str | None) -> tuple[str | None, str]:
+        """What the agent's output offers as its answer, if anything, and else why it offers none."""
         if text is None or not text.strip():
-            return None
+            return None, "it stopped without answering"
         if self.schema is None:
-            return text
+            return text, ""
         document = last_document(text)
-        if document is None:
-            last = text.strip().splitlines()[-1].strip()
-            if last[:1] in ("{", "["):
-                return last  # meant as the answer, but broken: say what is wrong with it
-        return document
+        if document is not None:
+            return document, ""
+        last = text.strip().splitlines()[-1].strip()
+        if last[:1] in ("{", "["):
+            return last, ""  # meant as the answer, but broken: say what is wrong with it
+        return None, f"its output ended with {_quoted(last)}, not a JSON answer, and it did not run awf answer"
 
     def _count_finished(self, task: asyncio.Future[Any]) -> None:
         if task.done() and not task.cancelled() and task.exception() is None and isinstance(task.result(), Stopped):

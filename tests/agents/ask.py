@@ -1,7 +1,7 @@
 """Workflows for the agents' tests. `ask`: one stage, one exec agent; argv is the agent's
 script (in this folder) or program, and its arguments. Environment: TURN_TIMEOUT (seconds),
 TEXT_ANSWER (no schema: the answer is text), HARNESS (instead of exec), REOPEN (open the key
-again with another command)."""
+again with another command), NO_RECOVERY (a runtime with "recovery": false)."""
 
 import asyncio
 import os
@@ -22,7 +22,8 @@ PLAN = {
 def runtime(argv):
     program, *rest = argv
     command = [sys.executable, str(HERE / program), *rest] if program.endswith(".py") else [program, *rest]
-    return {"harness": os.environ.get("HARNESS", "exec"), "command": command}
+    spec = {"harness": os.environ.get("HARNESS", "exec"), "command": command}
+    return {**spec, "recovery": False} if os.environ.get("NO_RECOVERY") else spec
 
 
 @awf.workflow(name="ask", description="Ask one agent for a plan.", prepare=lambda argv: {"argv": argv})
