@@ -168,7 +168,8 @@ class _Conversation:
                 return self._settle(kinds.ANSWERED, value=value, by="the agent's output")
             why = "the answer it printed cannot be taken: " + "; ".join(problems)
         if len(deliveries) == 1:
-            return self._settle(kinds.UNANSWERED, reason=f'{why} (its runtime has "recovery": false: no recovery prompt)')
+            no_recovery = '(its runtime has "recovery": false: no recovery prompt)'
+            return self._settle(kinds.UNANSWERED, reason=f"{why} {no_recovery}")
         return self._settle(kinds.UNANSWERED, reason=f"{why}, and the recovery prompt brought no answer either")
 
     async def _deliver(self, message: Message, harness: Harness) -> dict[str, Any] | Stopped | object:
