@@ -231,7 +231,11 @@ def codex(
     program = require("codex")
     home = tmp_path / "codex-home"
     home.mkdir(exist_ok=True)
-    env = {**base_env(), **codex_env(home)}
+    # Codex makes its sandbox helper only outside the temp folder: a TMPDIR that does not hold the
+    # home lets it, so commands run where bubblewrap is installed (awf does the same).
+    scratch = tmp_path / "codex-tmp"
+    scratch.mkdir(exist_ok=True)
+    env = {**base_env(), **codex_env(home), "TMPDIR": str(scratch)}
     config = codex_config(model_url, retries=retries, idle_ms=idle_ms)
     argv = [program, "exec", "--json", "--skip-git-repo-check", *config, *options, *after]
     return run(argv, env, work, prompt, timeout=timeout)

@@ -28,6 +28,7 @@ complete, why it failed, and the thread's tokens, so a pane turn has its tokens 
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections.abc import Mapping
@@ -85,7 +86,8 @@ class CodexHarness(Harness):
         if program is None:
             return Stopped(failed=problem)
         watch = _Reconnects(float(session.runtime.get("reconnect_limit", RECONNECT_LIMIT)))
-        ran = await run_delivery(session, message, self.command(program, session), message.text, watch=watch)
+        env = {**message.env, **helpers_env(session, message.env)}
+        ran = await run_delivery(session, message, self.command(program, session), message.text, env=env, watch=watch)
         started = ran.of("thread.started")
         if started and isinstance(started[0].get("thread_id"), str):
             session.id = started[0]["thread_id"]
@@ -142,7 +144,7 @@ class CodexHarness(Harness):
         session.data[_RESUMED] = bool(session.id)
         if session.id:
             command += ["resume", session.id]
-        return PaneProgram(command, ready=_InputBox(session))
+        return PaneProgram(command, env=helpers_env(session, env), ready=_InputBox(session))
 
     def pane_text(self, session: Session, message: Message, fresh: bool) -> str:
         # The instructions are on its command line, and a resumed thread has the turn's prompt.
@@ -179,6 +181,23 @@ def codex_home(env: Mapping[str, str]) -> Path:
     if env.get("CODEX_HOME"):
         return Path(env["CODEX_HOME"]).expanduser()
     return Path(env.get("HOME") or Path.home()).expanduser() / ".codex"
+
+
+def helpers_env(session: Session, env: Mapping[str, str]) -> dict[str, str]:
+    """A TMPDIR for codex when its home is under the temp folder, else nothing.
+
+    Codex runs each shell command through its own sandbox helper, a link to itself it makes in
+    its home and finds on PATH. It refuses to make that link under the temp folder ($TMPDIR, else
+    /tmp), and where bubblewrap is installed every command then fails (`bwrap: execvp
+    codex-linux-sandbox`). A temp folder of the agent's own, which holds no codex home, lets it."""
+    home = codex_home(env)
+    temp = Path(env.get("TMPDIR") or "/tmp")
+    homes, temps = {home, Path(os.path.realpath(home))}, {temp, Path(os.path.realpath(temp))}
+    if not any(each.is_relative_to(root) for each in homes for root in temps):
+        return {}
+    scratch = session.dir / "tmp"
+    scratch.mkdir(mode=0o700, exist_ok=True)
+    return {"TMPDIR": str(scratch)}
 
 
 class _InputBox:
