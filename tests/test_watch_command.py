@@ -6,6 +6,7 @@ import os
 import queue
 import signal
 import threading
+from pathlib import Path
 
 import pytest
 from conftest import Project, Result, finish
@@ -62,6 +63,23 @@ def test_watch_shows_a_live_run_and_exits_with_its_code(steps: Project):
     assert "✓ steps/w1 completed (attempt 1)" in text
     assert "  totals:  3 stages (3 ran)" in text
     assert finish(live).code == 0
+
+
+def test_watch_shows_an_agents_turn_by_its_prompts_first_line_as_awf_run_does(project: Project):
+    ask = str(Path(__file__).parent / "agents" / "ask.py") + ":ask"
+    ready = project.path / "agent.json"
+    env = {"NO_LABEL": "1", "NO_RECOVERY": "1"}
+    live = project.start("run", ask, "--id", "wl", "--", "waits.py", str(ready), env=env)
+    project.wait_for(ready)
+    lines = Lines(project.start("watch", "ask/wl"))
+    lines.until("  ◦ planner (exec) · Plan a fix for #212.")
+    Path(f"{ready}.go").write_text("")
+    assert lines.finish().code == 3
+    ran = finish(live)
+    assert ran.code == 3 and "  ◦ planner (exec) · Plan a fix for #212." in ran.stderr
+    # Watched after it ended, the turn shows the same way.
+    replayed = project.awf("watch", "ask/wl")
+    assert "  ◦ planner (exec) · Plan a fix for #212." in replayed.stderr and "✗ planner unanswered" in replayed.stderr
 
 
 def test_watch_exits_with_a_stopped_attempts_code(steps: Project):

@@ -81,7 +81,7 @@ class AgentChannel:
         _write_shim(agent_dir.parent / ".bin")
         return channel
 
-    def open_turn(self, number: int, schema: dict[str, Any] | None, deadline: float | None) -> Path:
+    def open_turn(self, number: int, schema: dict[str, Any] | None, deadline: float | None, label: str) -> Path:
         """Make the turn's folder and point the agent at it. Returns the folder."""
         folder = turn_dir(self.dir, number)
         ensure_dir(folder)
@@ -96,6 +96,7 @@ class AgentChannel:
                 "schema": schema,
                 "opened": now_iso(),
                 "deadline": iso(deadline) if deadline else None,
+                "label": label,  # for `awf watch`, which shows the turn as `awf run` does
             },
         )
         self.fields["turn"] = number

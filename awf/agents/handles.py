@@ -42,6 +42,7 @@ class Host:
     load_schema: Callable[[Any, str], dict[str, Any]]  # a turn's schema= to a JSON Schema dict
     progress: Progress
     cancel_reason: Callable[[], str | None]  # why the attempt is being cancelled, once it is
+    timed_out: Callable[[], bool] = lambda: False  # the attempt is cancelled because --timeout passed
 
     @property
     def log(self) -> Path:

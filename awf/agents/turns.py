@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..record import folder as record
-from ..record.clock import iso
+from ..record.clock import format_duration, iso
 from . import outcome as kinds
 from .answers import last_document, read_answer, schema_problems
 from .channel import read_outcome, settle
@@ -53,16 +53,19 @@ async def run_turn(agent: Agent, host: Host, *, prompt: Any, schema: Any, timeou
     started = time.time()
     deadline = _deadline(started, seconds, host.deadline)
     stage = host.stage()
-    turn_folder = agent.channel.open_turn(number, loaded, deadline)
-    host.progress.agent_turn_started(stage, agent.key, agent.spec.harness, number, label or _first_line(prompt))
+    shown = label or first_line(prompt)
+    turn_folder = agent.channel.open_turn(number, loaded, deadline, shown)
+    host.progress.agent_turn_started(stage, agent.key, agent.spec.harness, number, shown)
     talk = _Conversation(agent, host, number, turn_folder, prompt, loaded, deadline, seconds is not None)
     try:
         settled = await talk.run()
     except asyncio.CancelledError:
         agent.end()
-        settled = settle(
-            turn_folder, kinds.CANCELLED, reason=host.cancel_reason() or "the turn was cancelled", by="awf"
-        )
+        if host.timed_out():  # the attempt's deadline cut the turn: that is a timeout, not a cancel
+            settled = settle(turn_folder, kinds.TIMED_OUT, reason=talk.timeout_reason(attempts=True), by="awf")
+        else:
+            reason = host.cancel_reason() or "the turn was cancelled"
+            settled = settle(turn_folder, kinds.CANCELLED, reason=reason, by="awf")
         _finish(agent, host, talk, settled, stage, label, started)
         raise
     finally:
@@ -91,7 +94,8 @@ def _quoted(line: str, width: int = 80) -> str:
     return json.dumps(line if len(line) <= width else line[: width - 1] + "…", ensure_ascii=False)
 
 
-def _first_line(prompt: str, width: int = 60) -> str:
+def first_line(prompt: str, width: int = 60) -> str:
+    """What the progress shows for a turn with no label."""
     line = prompt.strip().splitlines()[0]
     return line if len(line) <= width else line[: width - 1] + "…"
 
@@ -118,6 +122,7 @@ class _Conversation:
         self.schema = schema
         self.deadline = deadline
         self.own_timeout = own_timeout
+        self.started = time.time()
         self.nudged = False
         self.usage: dict[str, Any] | None = None
         self.cost: float | None = None
@@ -153,7 +158,7 @@ class _Conversation:
                 return self._settle(kinds.CANCELLED, reason="the agent was closed while it worked")
             if result is _TIMED_OUT:
                 agent.end()
-                return self._settle(kinds.TIMED_OUT, reason=self._timeout_reason())
+                return self._settle(kinds.TIMED_OUT, reason=self.timeout_reason())
             stopped: Stopped = result
             self._count(stopped)
             if stopped.failed:
@@ -220,10 +225,13 @@ class _Conversation:
         if stopped.cost is not None:
             self.cost = (self.cost or 0.0) + stopped.cost
 
-    def _timeout_reason(self) -> str:
-        if self.own_timeout and (self.host.deadline is None or (self.deadline or 0) < self.host.deadline):
-            return f"no answer by the turn's deadline ({iso(self.deadline or 0)}); the agent was ended"
-        return f"no answer by the attempt's deadline, --timeout ({iso(self.deadline or 0)}); the agent was ended"
+    def timeout_reason(self, *, attempts: bool = False) -> str:
+        """Why the turn timed out: after how long, and whose deadline it was."""
+        after = format_duration(time.time() - self.started)
+        own = not attempts and self.own_timeout
+        if own and (self.host.deadline is None or (self.deadline or 0) < self.host.deadline):
+            return f"timed out after {after}: no answer by the turn's timeout; the agent was ended"
+        return f"timed out after {after}: no answer by the attempt's --timeout; the agent was ended"
 
     def _settle(self, kind: str, *, value: Any = None, reason: str | None = None, by: str = "awf") -> dict[str, Any]:
         return settle(self.folder, kind, value=value, reason=reason, by=by)

@@ -601,7 +601,7 @@ def _drive(
             loop.call_soon_threadsafe(cancel, f"cancelled by {NAMES.get(number, number)}")
 
         def on_deadline() -> None:
-            result.timed_out = True
+            result.timed_out = state.timed_out = True
             cancel(f"timed out: the attempt passed its deadline ({iso(deadline or 0)})")
 
         interruptions = result.interruptions = Interruptions(on_signal)

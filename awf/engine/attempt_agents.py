@@ -33,6 +33,7 @@ def attach(state: AttemptState, *, cwd: Path, deadline: float | None) -> None:
                 load_schema=schema_of,
                 progress=state.observer,
                 cancel_reason=lambda: state.cancel_reason,
+                timed_out=lambda: state.timed_out,
             )
         )
 

@@ -50,6 +50,7 @@ class AttemptState:
         # Set before the attempt's task is cancelled, so the open stage records why.
         self.cancel_reason: str | None = None
         self.cancelled_in: str | None = None
+        self.timed_out = False  # the cancel is the attempt's --timeout passing
         # Set while the look-ahead runs the workflow: nothing is run, asked or written.
         self.look_ahead: Any = None
         # `wf.agents`: the attempt's AgentSet (awf.agents.handles), made by `make_agents` (set by

@@ -35,3 +35,19 @@ def age(text: str | None, now: float | None = None) -> float | None:
         return (time.time() if now is None else now) - parse_iso(text)
     except ValueError:
         return None
+
+
+def format_duration(seconds: float) -> str:
+    """A short reading of a duration: 850ms, 12.3s, 4m05s, 2h10m, 3d4h."""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f}ms"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours}h{minutes:02d}m"
+    days, hours = divmod(hours, 24)
+    return f"{days}d{hours}h"

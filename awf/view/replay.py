@@ -10,6 +10,7 @@ A turn writes its line when it settles; one still working is seen by its folder
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -121,8 +122,9 @@ class Replay:
         elif kind == "turn":
             key = (entry["agent"], entry.get("turn", 0))
             self.settled.add(key)
-            if key not in self.working:  # it settled before the view saw it work
+            if key not in self.working:  # it settled before the view saw it work: show it, as awf run did
                 self.working.add(key)
+                self._turn_started(entry.get("stage"), *key)
             view.agent_turn_ended(
                 entry.get("stage"),
                 entry["agent"],
@@ -166,8 +168,16 @@ class Replay:
                 if not (base / key / name / "turn.json").exists():
                     continue
                 self.working.add((key, number))
-                harness = (self.agents.get(key) or {}).get("harness", "")
-                self.view.agent_turn_started(self.stage, key, harness, number, "")
+                self._turn_started(self.stage, key, number)
+
+    def _turn_started(self, stage: str | None, key: str, number: int) -> None:
+        harness = (self.agents.get(key) or {}).get("harness", "")
+        turn = self.paths.dir / "agents" / str(self.attempt) / key / f"turn-{number}" / "turn.json"
+        try:
+            label = json.loads(turn.read_text(encoding="utf-8")).get("label") or ""
+        except (OSError, ValueError, AttributeError):
+            label = ""  # a turn folder awf is still writing, or one edited by hand: shown unlabelled
+        self.view.agent_turn_started(stage, key, harness, number, str(label))
 
     def out(self) -> dict[str, Any]:
         """The ended attempt's out.json, or one made from its ending line when that cannot be read."""

@@ -1,7 +1,8 @@
 """Workflows for the agents' tests. `ask`: one stage, one exec agent; argv is the agent's
 script (in this folder) or program, and its arguments. Environment: TURN_TIMEOUT (seconds),
 TEXT_ANSWER (no schema: the answer is text), HARNESS (instead of exec), REOPEN (open the key
-again with another command), NO_RECOVERY (a runtime with "recovery": false)."""
+again with another command), NO_RECOVERY (a runtime with "recovery": false), NO_LABEL (the
+turn has no label: the progress shows its prompt's first line)."""
 
 import asyncio
 import os
@@ -35,7 +36,8 @@ async def ask(wf, argv):
         agent = await wf.agents.open(key="planner", runtime=runtime(argv))
         if os.environ.get("REOPEN"):
             await wf.agents.open(key="planner", runtime=runtime(["other.py"]))
-        turn = await agent.run(prompt="Plan a fix for #212.", schema=schema, timeout=timeout, label="plan #212")
+        label = None if os.environ.get("NO_LABEL") else "plan #212"
+        turn = await agent.run(prompt="Plan a fix for #212.", schema=schema, timeout=timeout, label=label)
         if not turn.outcome.answered:
             wf.stop(f"{turn.outcome.kind}: {turn.outcome.reason}")
         return turn.outcome.value

@@ -10,12 +10,12 @@ NoneType = type(None)
 
 def validate_https___awf_dev_schemas_turn_schema_json(data, custom_formats={}, name_prefix=None):
     if not isinstance(data, (dict)):
-        raise JsonSchemaValueException("" + (name_prefix or "data") + " must be object", value=data, name="" + (name_prefix or "data") + "", definition={'$schema': 'https://json-schema.org/draft-07/schema#', '$id': 'https://awf.dev/schemas/turn.schema.json', 'title': 'agents/{attempt}/{key}/turn-{n}/turn.json: a turn an agent answers', 'type': 'object', 'required': ['version', 'run', 'attempt', 'agent', 'turn', 'schema'], 'properties': {'version': {'const': 1}, 'run': {'type': 'string'}, 'attempt': {'type': 'integer', 'minimum': 1}, 'agent': {'type': 'string'}, 'turn': {'type': 'integer', 'minimum': 1}, 'schema': {'type': ['object', 'null'], 'description': 'The JSON Schema the answer must fit; null: the answer is text.'}, 'opened': {'type': 'string'}, 'deadline': {'type': ['string', 'null']}}}, rule='type')
+        raise JsonSchemaValueException("" + (name_prefix or "data") + " must be object", value=data, name="" + (name_prefix or "data") + "", definition={'$schema': 'https://json-schema.org/draft-07/schema#', '$id': 'https://awf.dev/schemas/turn.schema.json', 'title': 'agents/{attempt}/{key}/turn-{n}/turn.json: a turn an agent answers', 'type': 'object', 'required': ['version', 'run', 'attempt', 'agent', 'turn', 'schema'], 'properties': {'version': {'const': 1}, 'run': {'type': 'string'}, 'attempt': {'type': 'integer', 'minimum': 1}, 'agent': {'type': 'string'}, 'turn': {'type': 'integer', 'minimum': 1}, 'schema': {'type': ['object', 'null'], 'description': 'The JSON Schema the answer must fit; null: the answer is text.'}, 'opened': {'type': 'string'}, 'deadline': {'type': ['string', 'null']}, 'label': {'type': 'string', 'description': "What the progress shows for the turn: its label, or its prompt's first line."}}}, rule='type')
     data_is_dict = isinstance(data, dict)
     if data_is_dict:
         data__missing_keys = set(['version', 'run', 'attempt', 'agent', 'turn', 'schema']) - data.keys()
         if data__missing_keys:
-            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'$schema': 'https://json-schema.org/draft-07/schema#', '$id': 'https://awf.dev/schemas/turn.schema.json', 'title': 'agents/{attempt}/{key}/turn-{n}/turn.json: a turn an agent answers', 'type': 'object', 'required': ['version', 'run', 'attempt', 'agent', 'turn', 'schema'], 'properties': {'version': {'const': 1}, 'run': {'type': 'string'}, 'attempt': {'type': 'integer', 'minimum': 1}, 'agent': {'type': 'string'}, 'turn': {'type': 'integer', 'minimum': 1}, 'schema': {'type': ['object', 'null'], 'description': 'The JSON Schema the answer must fit; null: the answer is text.'}, 'opened': {'type': 'string'}, 'deadline': {'type': ['string', 'null']}}}, rule='required')
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'$schema': 'https://json-schema.org/draft-07/schema#', '$id': 'https://awf.dev/schemas/turn.schema.json', 'title': 'agents/{attempt}/{key}/turn-{n}/turn.json: a turn an agent answers', 'type': 'object', 'required': ['version', 'run', 'attempt', 'agent', 'turn', 'schema'], 'properties': {'version': {'const': 1}, 'run': {'type': 'string'}, 'attempt': {'type': 'integer', 'minimum': 1}, 'agent': {'type': 'string'}, 'turn': {'type': 'integer', 'minimum': 1}, 'schema': {'type': ['object', 'null'], 'description': 'The JSON Schema the answer must fit; null: the answer is text.'}, 'opened': {'type': 'string'}, 'deadline': {'type': ['string', 'null']}, 'label': {'type': 'string', 'description': "What the progress shows for the turn: its label, or its prompt's first line."}}}, rule='required')
         data_keys = set(data.keys())
         if "version" in data_keys:
             data_keys.remove("version")
@@ -63,6 +63,11 @@ def validate_https___awf_dev_schemas_turn_schema_json(data, custom_formats={}, n
             data__deadline = data["deadline"]
             if not isinstance(data__deadline, (str, NoneType)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".deadline must be string or null", value=data__deadline, name="" + (name_prefix or "data") + ".deadline", definition={'type': ['string', 'null']}, rule='type')
+        if "label" in data_keys:
+            data_keys.remove("label")
+            data__label = data["label"]
+            if not isinstance(data__label, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".label must be string", value=data__label, name="" + (name_prefix or "data") + ".label", definition={'type': 'string', 'description': "What the progress shows for the turn: its label, or its prompt's first line."}, rule='type')
     return data
 
 
