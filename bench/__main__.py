@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import continuing, machine, memory, scale, stage_overhead, startup
+from . import continuing, machine, memory, output, scale, stage_overhead, startup
 from .harness import Figure, render
 from .session import Config, Session
 
@@ -23,6 +23,7 @@ def families() -> list[tuple[str, Family]]:
         ("stage overhead", stage_overhead.figures),
         ("continue", continuing.figures),
         ("memory", memory.figures),
+        ("output", output.figures),
         ("scale", scale.figures),
         ("reading", reading_figures),
     ]
@@ -45,12 +46,14 @@ def reading_figures(session: Session) -> list[Figure]:
     return found
 
 
-def run(config: Config, work: Path, say: Callable[[str], None]) -> list[Figure]:
+def run(config: Config, work: Path, say: Callable[[str], None], only: list[str] | None = None) -> list[Figure]:
     session = Session(config, work)
     say("warming up")
     session.warm_up()
     figures: list[Figure] = []
     for name, family in families():
+        if only and name not in only:
+            continue
         started = time.monotonic()
         say(f"{name}…")
         try:
@@ -69,6 +72,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--dir", type=Path, help="the scratch folder (default: a temporary one); its disk is the disk measured"
     )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=[name for name, _ in families()],
+        metavar="FAMILY",
+        help="measure this family alone (again for more): " + ", ".join(name for name, _ in families()),
+    )
     args = parser.parse_args(argv)
     config = Config.tiny() if args.tiny else Config.quick() if args.quick else Config.full()
     parent = args.dir
@@ -80,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: {text}", file=sys.stderr, flush=True)
 
     try:
-        figures = run(config, work, say)
+        figures = run(config, work, say, args.only)
         mode = "tiny" if args.tiny else "quick" if args.quick else "full"
         print("\n".join([f"awf benchmarks ({mode} pass)", *machine.describe(work), ""]))
         print(render(figures))

@@ -56,6 +56,7 @@ class Config:
     repeats: int = 5  # samples of each figure at the headline size and below
     large_repeats: int = 2  # samples at sizes above the headline size
     startup_repeats: int = 20  # commands that take tens of milliseconds need more samples
+    output_bytes: int = 2**30  # what the agent of the output figures prints before its answer
 
     @classmethod
     def full(cls) -> Config:
@@ -68,7 +69,9 @@ class Config:
     @classmethod
     def tiny(cls) -> Config:
         """Every benchmark once at toy sizes: what the tests run so the code cannot rot."""
-        return cls(stages=4, scale=(2, 4, 8), runs=12, repeats=2, large_repeats=1, startup_repeats=1)
+        return cls(
+            stages=4, scale=(2, 4, 8), runs=12, repeats=2, large_repeats=1, startup_repeats=1, output_bytes=2**20
+        )
 
     def repeats_at(self, size: int) -> int:
         return self.repeats if size <= self.stages else self.large_repeats

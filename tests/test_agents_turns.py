@@ -119,6 +119,42 @@ def test_a_tool_with_recovery_off_runs_once_and_its_turn_ends_unanswered(project
     assert "↻" not in done.stderr
 
 
+def test_output_past_max_output_keeps_its_ends_says_what_was_dropped_and_the_answer_is_taken(
+    project: Project,
+) -> None:
+    env = {"MAX_OUTPUT": "4096"}
+    done = project.awf("run", ASK, "--id", "loud", "--", "loud.py", "20000", json.dumps(PLAN_VALUE), env=env)
+    assert done.code == 0, done.stderr
+    assert project.stage("ask", "loud", "plan")["value"] == PLAN_VALUE
+    kept = (turn_dir(project, "loud") / "1.stdout.txt").read_text()
+    assert len(kept.encode()) < 4096 + 200
+    assert kept.startswith("line 0: checking the code")
+    assert kept.endswith(json.dumps(PLAN_VALUE) + "\n")
+    printed = sum(len(f"line {n}: checking the code, all of it, again\n") for n in range(20000))
+    printed += len(json.dumps(PLAN_VALUE)) + 1
+    [note] = [line for line in kept.splitlines() if line.startswith("[awf: ")]
+    dropped = printed - (len(kept.encode()) - len(note) - 1)
+    assert note == (
+        f"[awf: {dropped:,} bytes of the middle of this output were dropped: it was {printed:,} bytes, "
+        'past the 4,096 its runtime keeps ("max_output")]'
+    )
+    # Every line kept is whole: the cut falls between lines.
+    assert all(line.startswith(("line ", "[awf: ", "{")) for line in kept.splitlines())
+
+
+def test_output_under_max_output_is_kept_whole(project: Project) -> None:
+    done = project.awf("run", ASK, "--id", "quiet", "--", "loud.py", "50", json.dumps(PLAN_VALUE))
+    assert done.code == 0, done.stderr
+    kept = (turn_dir(project, "quiet") / "1.stdout.txt").read_text()
+    assert len(kept.splitlines()) == 51 and "[awf: " not in kept
+
+
+def test_a_max_output_that_is_not_a_number_of_bytes_is_named(project: Project) -> None:
+    done = project.awf("run", ASK, "--id", "cap", "--", "loud.py", "1", "{}", env={"MAX_OUTPUT": "12"})
+    assert done.code != 0
+    assert '"max_output" is the bytes of each output stream kept on disk, at least 1024, not 12' in done.stderr
+
+
 def test_a_turn_past_its_timeout_is_timed_out_and_its_agent_ended(project: Project) -> None:
     pidfile = project.path / "agent.pid"
     done = project.awf("run", ASK, "--id", "slow", "--", "sleeps.py", str(pidfile), env={"TURN_TIMEOUT": "1"})

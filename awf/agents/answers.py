@@ -64,20 +64,21 @@ def last_document(text: str) -> str | None:
     """The JSON document that ends `text`, starting on a line of its own, or None.
 
     An agent may print what it did and then its answer: the answer is the last thing printed.
+    Lines are tried from the last one up, so a long output costs a scan of its lines, no more.
     """
     stripped = text.rstrip()
-    if not stripped:
-        return None
     decoder = json.JSONDecoder()
-    starts = [0] + [index + 1 for index, char in enumerate(stripped) if char == "\n"]
-    for start in reversed(starts):
-        line_start = start + len(stripped[start:]) - len(stripped[start:].lstrip())
-        if line_start >= len(stripped) or stripped[line_start] not in '{["':
-            continue
-        try:
-            _, end = decoder.raw_decode(stripped, line_start)
-        except ValueError:
-            continue
-        if end == len(stripped):
-            return stripped[line_start:]
+    end = len(stripped)
+    while end > 0:
+        start = stripped.rfind("\n", 0, end) + 1
+        line = stripped[start:end]
+        first = start + len(line) - len(line.lstrip())
+        if first < end and stripped[first] in '{["':
+            try:
+                _, document_end = decoder.raw_decode(stripped, first)
+            except ValueError:
+                document_end = -1
+            if document_end == len(stripped):
+                return stripped[first:]
+        end = start - 1
     return None

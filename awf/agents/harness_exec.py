@@ -8,7 +8,8 @@ JSON document as the last thing on stdout (without a schema: its stdout is the a
 non-zero exit fails the turn, with the exit code and the end of stderr as the reason. A command
 has no session: a second turn runs it again, and the recovery prompt runs it again with the
 recovery text followed by the turn's prompt. AWF_AGENT_DIR is the same folder on every turn,
-for a command that keeps notes between them.
+for a command that keeps notes between them. What it prints is kept on disk up to "max_output"
+bytes a stream (awf.agents.output), and only that is ever read.
 
 In a pane ("placement": "pane"), the command is started once, in a terminal, and each message
 is pasted into its standard input, then Enter and Ctrl-D: a `sys.stdin.read()` returns one
@@ -27,6 +28,7 @@ from typing import Any
 
 from ..record.files import write_atomic
 from .harness import Harness, Message, PaneProgram, Session, Stopped
+from .output import DEFAULT_CAP, cap_output, read_end
 
 STDERR_TAIL = 2000
 
@@ -47,6 +49,9 @@ class ExecHarness(Harness):
         )
         if not good:
             return 'the exec runtime runs a command: give it "command": ["program", "arg", ...]'
+        cap = runtime.get("max_output", DEFAULT_CAP)
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1024:
+            return f'"max_output" is the bytes of each output stream kept on disk, at least 1024, not {cap!r}'
         return None
 
     def missing(self, session: Session, env: Mapping[str, str]) -> str | None:
@@ -86,6 +91,8 @@ class ExecHarness(Harness):
             code = await process.wait()
         finally:
             process.end()  # what it left in its group goes with it; when cancelled, it goes now
+            for output in (stdout, stderr):
+                cap_output(output, session.runtime.get("max_output", DEFAULT_CAP))
         if code != 0:
             how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
             return Stopped(failed=f"{shlex.join(command)} {how}{_tail(stderr)}")
@@ -100,11 +107,9 @@ def _read(path: Path) -> str:
 
 
 def _tail(path: Path) -> str:
-    text = _read(path).strip()
+    text = read_end(path, STDERR_TAIL).strip()
     if not text:
         return " and printed nothing on stderr"
-    if len(text) > STDERR_TAIL:
-        text = "…" + text[-STDERR_TAIL:]
     return f"; the end of its stderr:\n{text}"
 
 

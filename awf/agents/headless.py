@@ -20,6 +20,7 @@ from typing import Any
 
 from ..record.files import write_atomic
 from .harness import Message, Session
+from .output import read_end
 
 POLL = 0.1
 STDERR_TAIL = 2000
@@ -66,13 +67,7 @@ class Ran:
         return [event for event in self.events if event.get("type") == kind]
 
     def stderr_tail(self) -> str:
-        try:
-            text = self.stderr.read_text(encoding="utf-8", errors="replace").strip()
-        except FileNotFoundError:
-            text = ""
-        if len(text) > STDERR_TAIL:
-            text = "…" + text[-STDERR_TAIL:]
-        return text
+        return read_end(self.stderr, STDERR_TAIL).strip()
 
 
 class _Lines:

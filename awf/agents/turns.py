@@ -210,7 +210,8 @@ class _Conversation:
         document = last_document(text)
         if document is not None:
             return document, ""
-        last = text.strip().splitlines()[-1].strip()
+        stripped = text.rstrip()
+        last = stripped[stripped.rfind("\n") + 1 :].strip()
         if last[:1] in ("{", "["):
             return last, ""  # meant as the answer, but broken: say what is wrong with it
         return None, f"its output ended with {_quoted(last)}, not a JSON answer, and it did not run awf answer"

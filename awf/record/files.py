@@ -49,12 +49,12 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str | bytes) -> None:
     """Replace `path` with `text`: temp file beside it, fsync, rename."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
     try:
-        data = text.encode()
+        data = text.encode() if isinstance(text, str) else text
         view = memoryview(data)
         while view:
             written = os.write(fd, view)

@@ -2,7 +2,8 @@
 script (in this folder) or program, and its arguments. Environment: TURN_TIMEOUT (seconds),
 TEXT_ANSWER (no schema: the answer is text), HARNESS (instead of exec), REOPEN (open the key
 again with another command), NO_RECOVERY (a runtime with "recovery": false), NO_LABEL (the
-turn has no label: the progress shows its prompt's first line)."""
+turn has no label: the progress shows its prompt's first line), MAX_OUTPUT (the runtime's
+"max_output")."""
 
 import asyncio
 import os
@@ -24,6 +25,8 @@ def runtime(argv):
     program, *rest = argv
     command = [sys.executable, str(HERE / program), *rest] if program.endswith(".py") else [program, *rest]
     spec = {"harness": os.environ.get("HARNESS", "exec"), "command": command}
+    if os.environ.get("MAX_OUTPUT"):
+        spec["max_output"] = int(os.environ["MAX_OUTPUT"])
     return {**spec, "recovery": False} if os.environ.get("NO_RECOVERY") else spec
 
 
