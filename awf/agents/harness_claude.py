@@ -145,7 +145,8 @@ def _account(
     session: Session, message: Message, result: dict[str, Any], init: dict[str, Any] | None
 ) -> tuple[dict[str, Any], float | None]:
     """This turn's tokens so far (all its deliveries) and this delivery's cost."""
-    raw = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+    given = result.get("usage")
+    raw: dict[str, Any] = given if isinstance(given, dict) else {}
     fresh, read, write, out = (
         _int(raw.get(key))
         for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")

@@ -104,4 +104,5 @@ def multiplexer(name: str, server: str, env: Mapping[str, str] | None = None) ->
         module = importlib.import_module(f"{__package__}.mux_{name}")
     except ModuleNotFoundError:
         raise MultiplexerError(f"awf has no multiplexer named {name!r}; it has tmux") from None
-    return module.MULTIPLEXER(server, env)
+    made: Multiplexer = module.MULTIPLEXER(server, env)
+    return made

@@ -30,7 +30,7 @@ class AgentSpec:
 
     @property
     def harness(self) -> str:
-        return self.runtime["harness"]
+        return str(self.runtime["harness"])
 
     @property
     def model(self) -> str | None:
@@ -79,6 +79,7 @@ def normal_runtime(key: str, runtime: Any) -> dict[str, Any]:
         )
     try:
         # Recorded in run.jsonl and compared between opens, so it must be plain JSON.
-        return json.loads(json.dumps(dict(runtime), allow_nan=False))
+        plain: dict[str, Any] = json.loads(json.dumps(dict(runtime), allow_nan=False))
+        return plain
     except (TypeError, ValueError) as error:
         raise AgentError(f"agent {key}: runtime must hold only JSON values: {error}") from None

@@ -14,7 +14,7 @@ import datetime
 import json
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..record import folder as record
 from ..record.clock import format_duration, iso
@@ -159,7 +159,7 @@ class _Conversation:
             if result is _TIMED_OUT:
                 agent.end()
                 return self._settle(kinds.TIMED_OUT, reason=self.timeout_reason())
-            stopped: Stopped = result
+            stopped = cast(Stopped, result)  # the one other thing a delivery ends with
             self._count(stopped)
             if stopped.failed:
                 return self._settle(kinds.FAILED, reason=stopped.failed)

@@ -9,9 +9,9 @@ from typing import Annotated
 import typer
 
 try:  # typer vendors click from 0.2x on; older releases depend on it
-    from typer import _click as click  # type: ignore[attr-defined]
+    from typer import _click as click  # type: ignore[attr-defined,unused-ignore]
 except ImportError:  # pragma: no cover - depends on the installed typer
-    import click  # type: ignore[no-redef]
+    import click  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 from . import output
 
@@ -54,7 +54,7 @@ def run_app(words: list[str], passthrough: list[str] | None) -> int:
         output.error(f"{message}\n  see: {command} --help")
         return 2
     except _EXIT as done:
-        return done.exit_code
+        return int(done.exit_code)
     except _ABORT:
         return 130
     return code if isinstance(code, int) else 0
@@ -71,8 +71,8 @@ def _app_for(words: list[str]) -> typer.Typer:
         chosen = [
             info
             for info in app.registered_commands
-            if (info.name or info.callback.__name__.replace("_", "-")) == words[0]
-        ]  # type: ignore[union-attr]
+            if (info.name or getattr(info.callback, "__name__", "").replace("_", "-")) == words[0]
+        ]
         if chosen:
             one = copy.copy(app)
             one.registered_commands = chosen

@@ -70,8 +70,8 @@ def _listing(where: Where, workflow: str | None, wanted: set[str], json_out: boo
         kind = f"of {workflow} " if workflow else ""
         status = f"with status {', '.join(sorted(wanted))} " if wanted else ""
         output.usage(f"no runs {kind}{status}under {where.root}")
-    for problem in problems:
-        output.error(f"a run's record cannot be read: {problem}")
+    for unreadable in problems:
+        output.error(f"a run's record cannot be read: {unreadable}")
     return UNREADABLE if problems else READ_OK
 
 
@@ -92,6 +92,6 @@ def _one(paths: RunPaths, where: Where, json_out: bool) -> int:
         from ..view.runs_table import detail
 
         output.result(detail(run))
-    for problem in run.problems:
-        output.error(f"a stage record cannot be read: {problem}")
+    for unreadable in run.problems:
+        output.error(f"a stage record cannot be read: {unreadable}")
     return UNREADABLE if run.problems else READ_OK

@@ -70,7 +70,8 @@ def _declared(history: folder.History) -> dict[str, Any] | None:
     """The events the run's latest attempt declared (the code may have changed since the run began)."""
     for attempt in reversed(history.attempts):
         if "events" in attempt.start:
-            return attempt.start["events"]
+            declared: dict[str, Any] = attempt.start["events"]
+            return declared
     return history.run.get("events")
 
 
@@ -110,6 +111,6 @@ def _wake(paths: folder.RunPaths) -> None:
         output.error_line(f"run {paths.name} stays parked: it waits for something else")
     else:
         output.error_line(
-            f"woke {paths.name}: attempt {last.number + 1} started (pid {pid}); "
+            f"woke {paths.name}: attempt {(last.number if last else 0) + 1} started (pid {pid}); "
             f"its output goes to {paths.dir / 'wake.log'}"
         )

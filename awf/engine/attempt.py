@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -188,7 +190,7 @@ def _inherited_from_stage(history: folder.History | None, observer: Observer) ->
         f"attempt {last.number} was interrupted while redoing from stage {from_stage} (--from-stage); "
         f"this attempt starts at {from_stage} again, without that attempt's --values"
     )
-    return from_stage
+    return str(from_stage)
 
 
 def _look_ahead(
@@ -242,7 +244,7 @@ def _check_look_ahead(
                 )
         missing = [seen for seen in look.needs if seen.name not in values]
         for seen in missing:
-            problems.append(f"stage {seen.name} has no value: give {seen.name}: {type_text(seen.schema.schema)}")
+            problems.append(f"stage {seen.name} has no value: give {seen.name}: {type_text(seen.json_schema)}")
         if problems:
             listed = "\n".join(f"  {problem}" for problem in problems)
             raise Refusal(f"--values {request.values_file} cannot be used; nothing was recorded:\n{listed}")
@@ -268,7 +270,7 @@ def _check_look_ahead(
         return None
     needs = look.needs
     lines = [f"to start at {from_stage}, give a value for each stage before it, in a JSON file by stage name:"]
-    lines += [f"  {seen.name}: {type_text(seen.schema.schema)}" for seen in needs]
+    lines += [f"  {seen.name}: {type_text(seen.json_schema)}" for seen in needs]
     if look.ended or look.stop:
         lines.append(f"  (the look-ahead could not see past: {look.ended or 'a stop: ' + str(look.stop)})")
     ending = Ending(
@@ -279,7 +281,7 @@ def _check_look_ahead(
         reason="\n".join(lines),
         go_on=request.go_on(paths.id, from_stage=from_stage, values="values.json"),
     )
-    ending.needs = {seen.name: seen.schema.schema for seen in needs}
+    ending.needs = {seen.name: seen.json_schema for seen in needs}
     return ending
 
 
@@ -314,7 +316,7 @@ def _new_identity(request: RunRequest, workflow: Workflow, root: Path, cwd: Path
     if problem:
         raise Refusal(problem)
     paths = RunPaths(root, workflow.name, run_id)
-    run_fields = {
+    run_fields: dict[str, Any] = {
         "workflow": workflow.name,
         "id": run_id,
         "argv": argv,
@@ -598,7 +600,7 @@ def _drive(
 
         def on_signal(number: int) -> None:
             result.signal = number
-            loop.call_soon_threadsafe(cancel, f"cancelled by {NAMES.get(number, number)}")
+            loop.call_soon_threadsafe(cancel, f"cancelled by {NAMES.get(signal.Signals(number), number)}")
 
         def on_deadline() -> None:
             result.timed_out = state.timed_out = True
@@ -700,7 +702,12 @@ def _ending(
 
 
 def _parked(
-    request: RunRequest, claimed: _Claimed, state: AttemptState, park: Park, from_stage: str | None, make: Any
+    request: RunRequest,
+    claimed: _Claimed,
+    state: AttemptState,
+    park: Park,
+    from_stage: str | None,
+    make: Callable[..., Ending],
 ) -> Ending:
     if from_stage and not state.plan.reached:
         return make(

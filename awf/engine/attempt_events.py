@@ -155,7 +155,7 @@ def parked_runs(root: Path) -> list[tuple[RunPaths, folder.History]]:
 
     A crash costs a run with events nothing: the next wake goes on from where it was.
     """
-    found = []
+    found: list[tuple[RunPaths, folder.History]] = []
     try:
         workflows = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
     except FileNotFoundError:

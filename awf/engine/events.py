@@ -135,7 +135,7 @@ class EventsApi:
                     {
                         "wait": key,
                         "names": [n for w in waits for n in w.get("names", [])],
-                        "due": min((w["due"] for w in waits if "due" in w), default=None),
+                        "due": min((str(w["due"]) for w in waits if "due" in w), default=None),
                     }
                 ]
             )

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import Stop
-from .plan import Halt, StagePlan
+from .plan import Halt, Reuse, StagePlan
 from .schema import Schema
 from .schema_text import stand_in
 
@@ -36,6 +36,11 @@ class Seen:
     how: str  # reused, provided, needs, none-needed
     record: dict[str, Any] | None = None
     schema: Schema | None = None
+
+    @property
+    def json_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the stage's result ({} for a stage that declares none)."""
+        return self.schema.schema if self.schema is not None else {}
 
 
 @dataclass
@@ -67,7 +72,7 @@ class LookAhead:
                 return stand_in(schema.schema)
             self.halt = (name, decision)
             raise LookAheadEnd("halt")
-        if hasattr(decision, "value"):
+        if isinstance(decision, Reuse):
             self.seen.append(Seen(name, decision.how, decision.record, schema))
             return decision.value
         self.start = (name, decision.why or "")

@@ -27,7 +27,7 @@ def type_text(schema: Any, depth: int = 0) -> str:
     if "allOf" in schema:
         return " & ".join(type_text(part, depth + 1) for part in schema["allOf"])
     if "$ref" in schema:
-        return schema["$ref"].rsplit("/", 1)[-1]
+        return str(schema["$ref"]).rsplit("/", 1)[-1]
     kind = schema.get("type")
     if isinstance(kind, list):
         return " | ".join(type_text({**schema, "type": one}, depth + 1) for one in kind)
@@ -38,7 +38,7 @@ def type_text(schema: Any, depth: int = 0) -> str:
         text = f"[{type_text(items, depth + 1)}]" if isinstance(items, dict) else "[any]"
         return text + _bounds(schema, "minItems", "maxItems", "items")
     if kind in ("integer", "number"):
-        return kind + _number_bounds(schema)
+        return str(kind) + _number_bounds(schema)
     if kind == "string":
         return (
             "string"

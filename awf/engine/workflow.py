@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -21,7 +21,7 @@ class Workflow:
     """A workflow: its metadata and its async `run(wf, **args)`."""
 
     name: str
-    run: Callable[..., Awaitable[Any]]
+    run: Callable[..., Coroutine[Any, Any, Any]]
     description: str = ""
     version: str | None = None
     prepare: Callable[[list[str]], Mapping[str, Any]] | None = None
@@ -54,7 +54,7 @@ class Workflow:
         value = self.id(**args) if _takes_keywords(self.id) else self.id(dict(args))
         return None if value is None else str(value)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Awaitable[Any]:
+    def __call__(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
         return self.run(*args, **kwargs)
 
 
@@ -90,7 +90,7 @@ def workflow(
     id: Callable[..., str] | None = None,
     present: Callable[[Any], Any] | None = None,
     events: Mapping[str, Any] | None = None,
-) -> Callable[[Callable[..., Awaitable[Any]]], Workflow]:
+) -> Callable[[Callable[..., Coroutine[Any, Any, Any]]], Workflow]:
     """Declare a workflow on `async def run(wf, **args)`.
 
     >>> @workflow(name="hello", description="Say hello.")
@@ -110,7 +110,7 @@ def workflow(
             if problem:
                 raise WorkflowError(f"workflow {name}: event {problem.removeprefix('stage name ')}")
 
-    def wrap(run: Callable[..., Awaitable[Any]]) -> Workflow:
+    def wrap(run: Callable[..., Coroutine[Any, Any, Any]]) -> Workflow:
         if not inspect.iscoroutinefunction(run):
             raise WorkflowError(f"workflow {name}: decorate an `async def`, not {run!r}")
         source = inspect.getsourcefile(run)

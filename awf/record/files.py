@@ -93,7 +93,7 @@ def read_bytes(path: str | Path) -> bytes:
     """
     fd = os.open(path, os.O_RDONLY)
     try:
-        chunks = []
+        chunks: list[bytes] = []
         while True:
             try:
                 chunk = os.read(fd, READ_SIZE)

@@ -23,6 +23,32 @@ from .liveness import is_alive, process_start
 from .log import read_lines, set_torn_tail_aside
 from .schemas import FORMAT_VERSION, check
 
+# The record's one entry point for the layers above: what they write and read goes through here.
+__all__ = [
+    "HISTORY_KINDS",
+    "Attempt",
+    "AttemptClaim",
+    "History",
+    "RecordError",
+    "Refused",
+    "RunPaths",
+    "append_line",
+    "claim_existing",
+    "create_run",
+    "entry",
+    "existing_id_like",
+    "invalidate",
+    "read_history",
+    "read_json_file",
+    "read_lines",
+    "read_stage_records",
+    "refuse_if_taken",
+    "remove_pid",
+    "write_out",
+    "write_pid",
+    "write_stage_record",
+]
+
 
 class Refused(Exception):
     """The run or attempt cannot be claimed; nothing was started."""
@@ -49,7 +75,9 @@ def read_json_file(path: Path | str, kind: str) -> dict[str, Any]:
         obj = json.loads(text)
     except json.JSONDecodeError as error:
         raise RecordError(path, f"is not JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
-    check(kind, obj, path)
+    check(kind, obj, Path(path))
+    if not isinstance(obj, dict):  # every record file is an object; its schema says so too
+        raise RecordError(path, "is not a JSON object")
     return obj
 
 
@@ -66,7 +94,7 @@ class Attempt:
 
     @property
     def pid(self) -> int:
-        return self.start["pid"]
+        return int(self.start["pid"])
 
     @property
     def flags(self) -> dict[str, Any]:
@@ -78,7 +106,7 @@ class Attempt:
     @property
     def status(self) -> str:
         if self.end is not None:
-            return self.end["outcome"]
+            return str(self.end["outcome"])
         return "running" if self.is_live() else "interrupted"
 
     @property

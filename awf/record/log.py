@@ -24,7 +24,7 @@ class Line:
 
     @property
     def kind(self) -> str:
-        return self.entry["kind"]
+        return str(self.entry["kind"])
 
 
 # awf writes every line with json.dumps's separators, so its kind reads off the bytes.

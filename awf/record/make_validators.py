@@ -67,9 +67,21 @@ def _module(schema: dict[str, Any], source: str, fastjsonschema: Any) -> str:
     )
 
 
-def main() -> int:
-    PACKAGE.mkdir(exist_ok=True)
+def main(argv: list[str] | None = None) -> int:
+    """Write the validators; with --check, only say whether the shipped ones are up to date."""
+    words = sys.argv[1:] if argv is None else argv
     files = generated_files()
+    if words == ["--check"]:
+        shipped = {path.name: path.read_text(encoding="utf-8") for path in PACKAGE.glob("*.py")}
+        differ = sorted(name for name in files.keys() | shipped.keys() if files.get(name) != shipped.get(name))
+        if differ:
+            print(f"{PACKAGE} differs from schemas/ in: {', '.join(differ)}; run `{COMMAND}`", file=sys.stderr)
+            return 1
+        return 0
+    if words:
+        print(f"usage: {COMMAND} [--check]", file=sys.stderr)
+        return 2
+    PACKAGE.mkdir(exist_ok=True)
     for stale in PACKAGE.glob("*.py"):
         if stale.name not in files:
             stale.unlink()

@@ -29,12 +29,14 @@ def load_by_uri(uri: str) -> dict[str, Any]:
     """A schema another one refers to: awf's schemas refer only to each other."""
     if not uri.startswith(SCHEMA_BASE):
         raise ValueError(f"awf's schemas refer only to their own files, not {uri}")
-    return json.loads(schema_text(uri.removeprefix(SCHEMA_BASE)))
+    schema: dict[str, Any] = json.loads(schema_text(uri.removeprefix(SCHEMA_BASE)))
+    return schema
 
 
 def log_entry_kinds() -> list[str]:
     """The kinds of line run.jsonl may hold."""
-    return json.loads(schema_text("log-entry.schema.json"))["properties"]["kind"]["enum"]
+    kinds: list[str] = json.loads(schema_text("log-entry.schema.json"))["properties"]["kind"]["enum"]
+    return kinds
 
 
 def log_entry_schema(kind: str) -> dict[str, Any]:
@@ -67,7 +69,8 @@ def _generated(module: str) -> Callable[[Any], Any] | None:
     from importlib import import_module
 
     try:
-        return import_module(f"{__package__}._validators.{module}").validate
+        validate: Callable[[Any], Any] = import_module(f"{__package__}._validators.{module}").validate
+        return validate
     except ImportError:
         return None
 

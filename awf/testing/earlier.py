@@ -85,7 +85,7 @@ def write_earlier(paths: RunPaths, run_fields: dict[str, Any], records: dict[str
     """Make the run's folder with the attempts that wrote `records`; the number of the last one."""
     claim = folder.create_run(paths, run_fields)
     try:
-        last = max([record.get("attempt", 1) for record in records.values()] or [1])
+        last = max([int(record.get("attempt", 1)) for record in records.values()] or [1])
         for number in range(1, last + 1):
             mine = [record for record in records.values() if record.get("attempt", 1) == number]
             folder.append_line(

@@ -52,7 +52,7 @@ class Agent:
 
     @property
     def harness(self) -> str:
-        return self.runtime["harness"]
+        return str(self.runtime["harness"])
 
 
 @dataclass(frozen=True)

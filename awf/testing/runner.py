@@ -181,7 +181,7 @@ def _attempt(
     if earlier is not None:
         records, own = earlier_records(earlier, workflow)
         run_id = _new_id(workflow, args)
-        run_fields = {
+        run_fields: dict[str, Any] = {
             "workflow": workflow.name,
             "id": run_id,
             "argv": [],

@@ -111,7 +111,8 @@ def _schema_of(schema: Any) -> dict[str, Any]:
             raise TypeError(f"answer(SCHEMA, value): the schema file {schema} cannot be read: {error}") from None
     if not isinstance(schema, Mapping):
         raise TypeError(f"answer(SCHEMA, value): SCHEMA is the turn's JSON Schema (a dict), not {schema!r}")
-    return json.loads(json.dumps(schema))  # as the turn records it: plain JSON
+    plain: dict[str, Any] = json.loads(json.dumps(schema))  # as the turn records it: plain JSON
+    return plain
 
 
 class _Replies:

@@ -13,10 +13,14 @@ import queue
 import select
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..record.errors import RecordError
 from ..record.liveness import is_alive
 from ..record.log import Line
+
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver
 
 CHANGED = "changed"
 GONE = "gone"
@@ -32,7 +36,7 @@ class Follower:
         self.log = log
         self.offset = offset
         self._events: queue.SimpleQueue[str] = queue.SimpleQueue()
-        self._watcher = None
+        self._watcher: BaseObserver | None = None
         self._pid: tuple[int, str | None] | None = None
         self._pidfd: int | None = None
 
@@ -45,20 +49,21 @@ class Follower:
 
     def start(self) -> None:
         """Watch the folder. Call before the first read, so no change falls between the two."""
-        from watchdog.events import FileSystemEventHandler
+        from watchdog.events import FileSystemEvent, FileSystemEventHandler
         from watchdog.observers import Observer
 
         events = self._events
 
         class Changed(FileSystemEventHandler):
-            def on_any_event(self, event) -> None:
+            def on_any_event(self, event: FileSystemEvent) -> None:
                 if event.event_type not in ("opened", "closed_no_write"):
                     events.put(CHANGED)
 
-        self._watcher = Observer()
-        self._watcher.schedule(Changed(), str(self.run_dir), recursive=True)
-        self._watcher.daemon = True
-        self._watcher.start()
+        watcher = Observer()
+        watcher.schedule(Changed(), str(self.run_dir), recursive=True)
+        watcher.daemon = True
+        watcher.start()
+        self._watcher = watcher
 
     def watch_process(self, pid: int, process_start: str | None) -> None:
         """Also wake when this process ends (or at once, when it is already gone)."""

@@ -17,13 +17,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..engine.durations import format_duration
 from ..record.clock import age, parse_iso
 from .closing import closing_lines
 from .lines import HOUR
 from .lines import MARKS as STAGE_MARKS
+
+if TYPE_CHECKING:
+    from rich.live import Live
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 MARKS = {**STAGE_MARKS, "interrupted": "✗", "reused": "↺", "provided": "↺"}
@@ -178,8 +181,8 @@ class LiveView:
         from rich.console import Console
 
         self.console = Console(
-            file=_SafeStream(stream or sys.stderr),
-            force_terminal=True,  # type: ignore[arg-type]
+            file=_SafeStream(stream or sys.stderr),  # type: ignore[arg-type]  # write and flush are all rich uses
+            force_terminal=True,
             no_color=True if not color else None,
             highlight=False,
             emoji=False,
@@ -187,7 +190,7 @@ class LiveView:
         )
         self.state = ViewState()
         self.lock = threading.Lock()
-        self.live = None
+        self.live: Live | None = None
         self.record_dir: Path | None = None
         self._earlier: dict[str, dict[str, Any]] | None = None
         self._models: dict[str, str | None] = {}
@@ -234,7 +237,7 @@ class LiveView:
             self.state.name = f"{workflow}/{run_id}"
             self.state.attempt = attempt
             self.state.rows = [StageRow(name, "to-come", record) for name, record in earlier.items()]
-        self.live = Live(
+        live = Live(
             self,
             console=self.console,
             refresh_per_second=8,
@@ -242,7 +245,8 @@ class LiveView:
             redirect_stdout=False,
             redirect_stderr=False,
         )
-        self.live.start()
+        live.start()
+        self.live = live
         import atexit
 
         atexit.register(self.stop)  # an error that ends the process early must not leave the block spinning

@@ -23,7 +23,7 @@ def preview_data(preview: Preview) -> dict[str, Any]:
                 "how": seen.how,
                 "attempt": (seen.record or {}).get("attempt"),
                 "ended": (seen.record or {}).get("ended"),
-                **({"schema": seen.schema.schema} if seen.how == "needs" and seen.schema else {}),
+                **({"schema": seen.json_schema} if seen.how == "needs" and seen.schema else {}),
             }
             for seen in look.seen
         ],
@@ -61,7 +61,7 @@ def preview_text(preview: Preview) -> str:
         elif seen.how == "provided":
             lines.append(f"  ↺ {seen.name:<{width}}  the value given with --values")
         elif seen.how == "needs":
-            lines.append(f"  ? {seen.name:<{width}}  needs a value: {type_text(seen.schema.schema)}")
+            lines.append(f"  ? {seen.name:<{width}}  needs a value: {type_text(seen.json_schema)}")
     if look.halt:
         stage, halt = look.halt
         lines.append(f"  ■ {stage:<{width}}  stop: {halt.reason}")
