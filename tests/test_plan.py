@@ -43,7 +43,7 @@ def test_stages_with_a_succeeded_record_are_reused_until_the_first_without_one()
         },
         "1.0.0",
     )
-    assert plan.enter("plan", STRING) == Reuse("p", plan.records["plan"])
+    assert plan.enter("plan", STRING) == Reuse("p", plan.records["plan"], "reused", "p")
     decision = plan.enter("build", STRING)
     assert isinstance(decision, Run) and decision.start_point and decision.why == "failed in attempt 2"
     # From the start point on, every stage runs, even one that succeeded before.

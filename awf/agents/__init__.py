@@ -100,7 +100,12 @@ the program's exit). A harness that can run in a pane adds one method, and may o
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .harness import Harness, Message, Session, Stopped
+    from .outcome import Answered, NotAnswered, Outcome, Turn
+    from .spec import AgentError
 
 # Loaded on first use, so `awf answer` does not pay for what only a running attempt needs.
 _EXPORTS = {
@@ -109,10 +114,22 @@ _EXPORTS = {
     "Message": "harness",
     "Session": "harness",
     "Stopped": "harness",
+    "Answered": "outcome",
+    "NotAnswered": "outcome",
     "Outcome": "outcome",
     "Turn": "outcome",
 }
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "AgentError",
+    "Answered",
+    "Harness",
+    "Message",
+    "NotAnswered",
+    "Outcome",
+    "Session",
+    "Stopped",
+    "Turn",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from ..record import folder
 from .channel import AgentChannel
@@ -15,6 +15,13 @@ from .outcome import Turn
 from .processes import ProcessBook
 from .registry import NoHarness, harness_for
 from .spec import AgentError, AgentSpec, make_spec
+
+if TYPE_CHECKING:
+    from types import UnionType
+    from typing import _SpecialForm
+
+
+T = TypeVar("T")
 
 
 class Progress(Protocol):
@@ -29,6 +36,19 @@ class Progress(Protocol):
     ) -> None: ...
 
 
+class TurnSchema(Protocol):
+    """A turn's `schema=` as the engine loads it (a JSON Schema dict, a .json file, a Python type)."""
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """The JSON Schema the agent is shown and its answer is checked against."""
+        ...
+
+    def load(self, plain: Any) -> tuple[Any, str | None]:
+        """The value the workflow gets for the answer `plain` (for a type, an instance), or why it does not fit."""
+        ...
+
+
 @dataclass
 class Host:
     """What the agents need of the attempt they work in. The engine makes it."""
@@ -39,7 +59,7 @@ class Host:
     cwd: Path
     stage: Callable[[], str | None]  # the stage the workflow is in now
     deadline: float | None  # the attempt's, in wall-clock seconds: it caps every turn's
-    load_schema: Callable[[Any, str], dict[str, Any]]  # a turn's schema= to a JSON Schema dict
+    load_schema: Callable[[Any, str], TurnSchema]  # a turn's schema=, loaded
     progress: Progress
     cancel_reason: Callable[[], str | None]  # why the attempt is being cancelled, once it is
     timed_out: Callable[[], bool] = lambda: False  # the attempt is cancelled because --timeout passed
@@ -146,14 +166,46 @@ class Agent:
     def _spawn(self, agent: str, command: Any, *, turn: int | None = None, **options: Any) -> Any:
         return self._book.spawn(agent, command, turn=turn, stage=self._host.stage(), **options)
 
+    @overload
     async def run(
         self,
         prompt: str,
-        schema: dict[str, Any] | str | Path | None = None,
+        schema: type[T],
         timeout: float | datetime.timedelta | None = None,
         label: str | None = None,
-    ) -> Turn:
-        """Ask the agent; its answer comes back as `turn.outcome`. See awf.agents.turns."""
+    ) -> Turn[T]: ...
+
+    @overload
+    async def run(
+        self,
+        prompt: str,
+        schema: None = None,
+        timeout: float | datetime.timedelta | None = None,
+        label: str | None = None,
+    ) -> Turn[str]: ...
+
+    @overload
+    async def run(
+        self,
+        prompt: str,
+        schema: Mapping[str, Any] | str | Path | _SpecialForm | UnionType,
+        timeout: float | datetime.timedelta | None = None,
+        label: str | None = None,
+    ) -> Turn[Any]: ...
+
+    async def run(
+        self,
+        prompt: str,
+        schema: object = None,
+        timeout: float | datetime.timedelta | None = None,
+        label: str | None = None,
+    ) -> Turn[Any]:
+        """Ask the agent; its answer comes back as `turn.outcome`. See awf.agents.turns.
+
+        `schema` is a Python type (a pydantic model, a dataclass, a TypedDict, `list[X]`,
+        `Literal[...]`): the answer comes back as an instance of it; or a JSON Schema dict or the
+        path of a .json file: the answer comes back as plain JSON. Without one, the answer is text.
+        """
         from .turns import run_turn
 
         return await run_turn(self, self._host, prompt=prompt, schema=schema, timeout=timeout, label=label)

@@ -19,29 +19,30 @@ from typing import TYPE_CHECKING, Any, cast
 from ..record import folder as record
 from ..record.clock import format_duration, iso
 from . import outcome as kinds
-from .answers import last_document, read_answer, schema_problems
+from .answers import last_document, read_answer
 from .channel import read_outcome, settle
 from .harness import Harness, Message, Stopped
-from .outcome import Outcome, Turn
+from .outcome import Answered, NotAnswered, Outcome, Turn
 from .prompts import answer_instructions, recovery_prompt
 from .spec import AgentError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from .handles import Agent, Host
+    from .handles import Agent, Host, TurnSchema
 
 POLL = 0.05
 _TIMED_OUT = object()
 
 
-async def run_turn(agent: Agent, host: Host, *, prompt: Any, schema: Any, timeout: Any, label: Any) -> Turn:
+async def run_turn(agent: Agent, host: Host, *, prompt: Any, schema: Any, timeout: Any, label: Any) -> Turn[Any]:
     if not isinstance(prompt, str) or not prompt.strip():
         raise AgentError(f"agent {agent.key}: a prompt is a non-empty string, not {prompt!r}")
     if label is not None and not isinstance(label, str):
         raise AgentError(f"agent {agent.key}: a label is a string, not {label!r}")
     seconds = _timeout_seconds(agent.key, timeout)
-    loaded = None if schema is None else host.load_schema(schema, f"agent {agent.key}'s turn")
+    typed = None if schema is None else host.load_schema(schema, f"agent {agent.key}'s turn")
+    loaded = None if typed is None else typed.schema
     if agent.busy:
         raise AgentError(
             f"agent {agent.key} is in a turn already: one turn at a time for an agent; "
@@ -66,11 +67,11 @@ async def run_turn(agent: Agent, host: Host, *, prompt: Any, schema: Any, timeou
         else:
             reason = host.cancel_reason() or "the turn was cancelled"
             settled = settle(turn_folder, kinds.CANCELLED, reason=reason, by="awf")
-        _finish(agent, host, talk, settled, stage, label, started)
+        _finish(agent, host, talk, settled, stage, label, started, typed)
         raise
     finally:
         agent.busy = False
-    return _finish(agent, host, talk, settled, stage, label, started)
+    return _finish(agent, host, talk, settled, stage, label, started, typed)
 
 
 def _timeout_seconds(key: str, timeout: Any) -> float | None:
@@ -267,9 +268,10 @@ def _finish(
     stage: str | None,
     label: str | None,
     started: float,
-) -> Turn:
+    typed: TurnSchema | None,
+) -> Turn[Any]:
     ended = time.time()
-    outcome = _outcome(settled, talk.schema)
+    outcome = _outcome(settled, typed)
     fields: dict[str, Any] = {
         "attempt": host.attempt,
         "agent": agent.key,
@@ -290,7 +292,7 @@ def _finish(
         "cost": talk.cost,
     }
     if outcome.answered:
-        fields["value"] = outcome.value
+        fields["value"] = settled.get("value")  # plain JSON, as the agent gave it
     if stage is not None:
         fields["stage"] = stage
     record.append_line(host.log, record.entry("turn", **fields))
@@ -310,17 +312,17 @@ def _finish(
     )
 
 
-def _outcome(settled: dict[str, Any], schema: dict[str, Any] | None) -> Outcome:
+def _outcome(settled: dict[str, Any], typed: TurnSchema | None) -> Outcome[Any]:
     kind = settled["outcome"]
     if kind != kinds.ANSWERED:
-        return Outcome(kind, reason=settled.get("reason") or kind)
+        return NotAnswered(kind, settled.get("reason") or kind)
     value = settled.get("value")
-    # Checked again as it is read: an outcome.json edited by hand must not slip a bad answer in.
-    problems = (
-        schema_problems(schema, value)
-        if schema is not None
-        else ([] if isinstance(value, str) else [f"the answer is a {type(value).__name__}, not text"])
-    )
-    if problems:
-        return Outcome(kinds.FAILED, reason="the recorded answer does not fit the turn: " + "; ".join(problems))
-    return Outcome(kinds.ANSWERED, value=value)
+    # Checked again as it is read: an outcome.json edited by hand must not slip a bad answer in. For a
+    # Python type this makes the instance, and runs what its JSON Schema cannot say (its validators).
+    if typed is not None:
+        value, problem = typed.load(value)
+    else:
+        problem = None if isinstance(value, str) else f"the answer is a {type(value).__name__}, not text"
+    if problem:
+        return NotAnswered(kinds.FAILED, "the recorded answer does not fit the turn: " + problem)
+    return Answered(value)

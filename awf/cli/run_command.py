@@ -71,6 +71,8 @@ def run_command(
         output.result(json.dumps(preview_data(ending), indent=2) if json_out else preview_text(ending))
         return ending.exit_code
     reporter.closing(ending)
+    if ending.error:
+        output.error(ending.error)
     _print_result(ending, json_out)
     return ending.exit_code
 

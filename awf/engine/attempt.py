@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import signal
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -23,11 +24,12 @@ from ..record.names import id_problem, stage_name_problem
 from . import attempt_agents, outcomes
 from .context import AttemptState, Context, stage_of
 from .durations import format_duration
-from .errors import Park, PlanStop, Refusal, StageValueError, Stop, WorkflowError
+from .errors import MissingPackage, Park, PlanStop, Refusal, StageValueError, Stop, WorkflowError
 from .loader import load_workflow
 from .observer import Observer, Silent
 from .plan import RedoMark, StagePlan
 from .request import RunRequest
+from .schema import json_problem
 from .schema_text import type_text
 from .signals import NAMES, Interruptions, watch_deadline
 from .workflow import Workflow
@@ -49,8 +51,10 @@ class Ending:
     record_dir: Path | None = None
     detail: str | None = None  # a traceback worth showing
     hints: list[str] = field(default_factory=list)
-    value: Any = None
-    workflow: Workflow | None = None
+    error: str | None = None  # an `awf:` line for the CLI: what to install, when a package is missing
+    value: Any = None  # what the workflow returned, as it returned it
+    plain: Any = None  # the same as plain JSON: what out.json holds
+    workflow: Workflow[Any] | None = None
     needs: dict[str, Any] | None = None  # for a start part-way: each stage's result schema
     waits: list[dict[str, Any]] | None = None  # what a parked attempt waits for
 
@@ -194,7 +198,7 @@ def _inherited_from_stage(history: folder.History | None, observer: Observer) ->
 
 
 def _look_ahead(
-    workflow: Workflow,
+    workflow: Workflow[Any],
     args: dict[str, Any],
     paths: RunPaths,
     cwd: Path,
@@ -294,14 +298,14 @@ def _cwd(request: RunRequest) -> Path:
     return cwd
 
 
-def _prepare(workflow: Workflow, argv: list[str]) -> dict[str, Any]:
+def _prepare(workflow: Workflow[Any], argv: list[str]) -> dict[str, Any]:
     try:
         return workflow.prepare_args(argv)
     except Exception as error:
         raise Refusal(f"prepare refused the arguments {argv}: {type(error).__name__}: {error}") from None
 
 
-def _new_identity(request: RunRequest, workflow: Workflow, root: Path, cwd: Path) -> _Identity:
+def _new_identity(request: RunRequest, workflow: Workflow[Any], root: Path, cwd: Path) -> _Identity:
     argv = request.argv or []
     args = dict(request.args) if request.args is not None else _prepare(workflow, argv)
     run_id = request.run_id
@@ -340,7 +344,7 @@ def _new_identity(request: RunRequest, workflow: Workflow, root: Path, cwd: Path
     return _Identity(paths, args, run_fields, cwd)
 
 
-def _create(identity: _Identity, request: RunRequest, workflow: Workflow) -> _Claimed:
+def _create(identity: _Identity, request: RunRequest, workflow: Workflow[Any]) -> _Claimed:
     try:
         claim = folder.create_run(identity.paths, identity.run_fields)
     except folder.Refused as refused:
@@ -348,7 +352,7 @@ def _create(identity: _Identity, request: RunRequest, workflow: Workflow) -> _Cl
     return _Claimed(identity.paths, claim, identity.args, identity.cwd, 1, None)
 
 
-def _claim_continue(request: RunRequest, workflow: Workflow, root: Path, cwd: Path) -> _Claimed:
+def _claim_continue(request: RunRequest, workflow: Workflow[Any], root: Path, cwd: Path) -> _Claimed:
     run_id = request.run_id
     if run_id is None and request.argv is not None and workflow.id is not None:
         run_id = workflow.run_id_for(_prepare(workflow, request.argv))
@@ -438,7 +442,7 @@ def _ran_text(record: dict[str, Any]) -> str:
 
 def _run_claimed(
     request: RunRequest,
-    workflow: Workflow,
+    workflow: Workflow[Any],
     claimed: _Claimed,
     observer: Observer,
     records: dict[str, Any],
@@ -523,7 +527,7 @@ def _run_claimed(
         "stages": state.stage_list,
     }
     if ending.outcome == outcomes.COMPLETED:
-        out["value"] = ending.value
+        out["value"] = ending.plain
     if ending.needs is not None:
         out["needs"] = ending.needs
     if ending.waits is not None:
@@ -585,7 +589,7 @@ class _Result:
 
 
 def _drive(
-    workflow: Workflow, context: Context, state: AttemptState, args: dict[str, Any], deadline: float | None
+    workflow: Workflow[Any], context: Context, state: AttemptState, args: dict[str, Any], deadline: float | None
 ) -> _Result:
     result = _Result()
 
@@ -624,7 +628,7 @@ def _drive(
 
 def _ending(
     request: RunRequest,
-    workflow: Workflow,
+    workflow: Workflow[Any],
     claimed: _Claimed,
     state: AttemptState,
     result: _Result,
@@ -679,7 +683,12 @@ def _ending(
             return make(
                 outcomes.STOPPED, reason=never_reached_reason(from_stage, never), redo=never[0] if never else None
             )
-        return make(outcomes.COMPLETED, value=result.value)
+        plain, problem = _plain(result.value)
+        if problem:
+            return make(outcomes.FAILED, reason=f"the workflow returned a value out.json cannot hold: {problem}")
+        ending = make(outcomes.COMPLETED, value=result.value)
+        ending.plain = plain
+        return ending
     if isinstance(error, Park):
         return _parked(request, claimed, state, error, from_stage, make)
     if isinstance(error, Stop):
@@ -696,9 +705,25 @@ def _ending(
         return make(outcomes.FAILED, stage=stage_of(error), reason="the workflow was cancelled from within")
     stage = stage_of(error)
     if isinstance(error, (WorkflowError, StageValueError)):
-        return make(outcomes.FAILED, stage=stage, reason=str(error))
+        ending = make(outcomes.FAILED, stage=stage, reason=str(error))
+        ending.error = error.install if isinstance(error, MissingPackage) else None
+        return ending
     detail = "".join(traceback.format_exception(error))
     return make(outcomes.FAILED, stage=stage, reason=f"{type(error).__name__}: {error}", detail=detail)
+
+
+def _plain(value: Any) -> tuple[Any, str | None]:
+    """The workflow's value as plain JSON: instances of Python types (models, dataclasses) as their JSON form."""
+    problem = json_problem(value)
+    if problem is None or "pydantic" not in sys.modules:
+        return value, problem
+    from .typed import plain_json
+
+    try:
+        plain = plain_json(value)
+    except Exception:  # pydantic cannot write it either: say what JSON cannot hold
+        return value, problem
+    return plain, json_problem(plain)
 
 
 def _parked(

@@ -9,7 +9,7 @@ from typing import Any
 from ..record.layout import RunPaths
 from .context import AttemptState
 from .observer import Observer
-from .schema import load_schema
+from .schema import Schema, load_schema
 
 
 def attach(state: AttemptState, *, cwd: Path, deadline: float | None) -> None:
@@ -19,8 +19,8 @@ def attach(state: AttemptState, *, cwd: Path, deadline: float | None) -> None:
     def make() -> Any:
         from ..agents.handles import AgentSet, Host
 
-        def schema_of(spec: Any, what: str) -> dict[str, Any]:
-            return load_schema(spec, state.schema_base, what).schema
+        def schema_of(spec: Any, what: str) -> Schema:
+            return load_schema(spec, state.schema_base, what)
 
         return AgentSet(
             Host(

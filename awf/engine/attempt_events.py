@@ -21,7 +21,7 @@ from .schema import load_schema
 from .workflow import Workflow
 
 
-def declared(workflow: Workflow) -> dict[str, Any]:
+def declared(workflow: Workflow[Any]) -> dict[str, Any]:
     """The workflow's events and their schemas, as JSON (None: any value)."""
     events = workflow.events or {}
     return {
@@ -30,7 +30,7 @@ def declared(workflow: Workflow) -> dict[str, Any]:
     }
 
 
-def attach(state: AttemptState, workflow: Workflow, paths: RunPaths) -> None:
+def attach(state: AttemptState, workflow: Workflow[Any], paths: RunPaths) -> None:
     """Give the attempt its `wf.events`, with what earlier attempts recorded of their waits."""
     replay = Replay.read(paths) if paths.log.exists() else Replay()
     state.events = EventsApi(state, dict(workflow.events or {}), replay)

@@ -6,9 +6,9 @@ import asyncio
 import inspect
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 from ..record import folder
 from ..record.clock import iso, now_iso
@@ -19,6 +19,18 @@ from .errors import Park, PlanStop, StageValueError, Stop, WorkflowError
 from .observer import Observer
 from .plan import Halt, Reuse, StagePlan
 from .schema import Schema, json_problem, load_schema
+
+if TYPE_CHECKING:
+    from types import UnionType
+    from typing import _SpecialForm
+
+    from ..agents.handles import AgentSet
+
+    # A type that is not a class, such as Literal["a", "b"] or str | None: its value is not typed.
+    TypeForm = _SpecialForm | UnionType
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class AttemptState:
@@ -93,7 +105,7 @@ class Context:
         self.cwd = cwd
 
     @property
-    def agents(self) -> Any:
+    def agents(self) -> AgentSet:
         """Open agents and ask them: `agent = await wf.agents.open(key=..., runtime=...)`."""
         if self._state.agents is None and self._state.make_agents is not None:
             self._state.agents = self._state.make_agents()
@@ -101,7 +113,8 @@ class Context:
             if self._state.look_ahead is not None:
                 self._state.look_ahead.agent()  # the look-ahead asks no agent, and cannot see past one
             raise WorkflowError("this context has no agents")
-        return self._state.agents
+        agents: AgentSet = self._state.agents
+        return agents
 
     @property
     def events(self) -> Any:
@@ -133,18 +146,83 @@ class Context:
         self._state.progress.append(folder.entry("log", **fields))
         self._state.observer.logged(self._state.current_stage, str(message))
 
+    # What a type checker sees: a stage whose result is a class hands back an instance of it; one
+    # whose result is a JSON Schema hands back what its work returns; one without a result, None.
+    @overload
     async def stage(
         self,
         name: str,
-        work: Callable[[], Any] | None = None,
+        work: Callable[[], Awaitable[T]],
         *,
-        result: dict[str, Any] | str | Path | None = None,
-        summary: Callable[[Any], Any] | None = None,
+        result: type[T],
+        summary: Callable[[T], object] | None = None,
+    ) -> T: ...
+
+    @overload
+    async def stage(
+        self,
+        name: str,
+        work: Callable[[], T],
+        *,
+        result: type[T],
+        summary: Callable[[T], object] | None = None,
+    ) -> T: ...
+
+    @overload
+    async def stage(
+        self,
+        name: str,
+        work: Callable[[], Awaitable[R]],
+        *,
+        result: Mapping[str, Any] | str | Path,
+        summary: Callable[[R], object] | None = None,
+    ) -> R: ...
+
+    @overload
+    async def stage(
+        self,
+        name: str,
+        work: Callable[[], R],
+        *,
+        result: Mapping[str, Any] | str | Path,
+        summary: Callable[[R], object] | None = None,
+    ) -> R: ...
+
+    @overload
+    async def stage(
+        self,
+        name: str,
+        work: Callable[[], Awaitable[None]] | Callable[[], None],
+        *,
+        result: None = None,
+        summary: Callable[[None], object] | None = None,
+    ) -> None: ...
+
+    @overload
+    async def stage(
+        self,
+        name: str,
+        work: Callable[[], object],
+        *,
+        result: TypeForm,
+        summary: Callable[[Any], object] | None = None,
+    ) -> Any: ...
+
+    async def stage(
+        self,
+        name: str,
+        work: Callable[[], object] | None = None,
+        *,
+        result: object = None,
+        summary: Callable[[Any], object] | None = None,
     ) -> Any:
         """Run `work` once and record what it returns; on a later attempt, reuse that record.
 
-        `result` is the JSON Schema the value must fit (a dict or a path to a .json file beside
-        the workflow). A stage without one must return None.
+        `result` is what the value must fit: a Python type (a pydantic model, a dataclass, a
+        TypedDict, or any type pydantic's TypeAdapter takes, such as `list[Finding]`), whose
+        instance the stage hands back on every attempt; or a JSON Schema, as a dict or the path of
+        a .json file beside the workflow. The record holds the value's plain JSON form. A stage
+        without a result must return None. `summary(value)` is the stage's line in the progress view.
         """
         state = self._state
         self._check_dropped_stop()
@@ -186,7 +264,14 @@ class Context:
         record = decision.record
         if decision.how == "provided":
             record = self._record(
-                name, "succeeded", value=decision.value, schema=schema, summary=summary, started=None, origin="provided"
+                name,
+                "succeeded",
+                value=decision.plain,
+                handed=decision.value,
+                schema=schema,
+                summary=summary,
+                started=None,
+                origin="provided",
             )
             folder.write_stage_record(state.paths, record)
         if decision.how == "reused":
@@ -204,7 +289,7 @@ class Context:
                 "attempt": (record or {}).get("attempt", state.attempt),
             }
         )
-        state.observer.stage_reused(name, decision.value, record, decision.how)
+        state.observer.stage_reused(name, decision.plain, record, decision.how)
         return decision.value
 
     def _reach_start_point(self, name: str, why: str) -> None:
@@ -236,7 +321,7 @@ class Context:
     async def _run(
         self,
         name: str,
-        work: Callable[[], Any],
+        work: Callable[[], object],
         schema: Schema | None,
         summary: Callable[[Any], Any] | None,
         why: str | None,
@@ -274,29 +359,38 @@ class Context:
             reason = f"stop was caught: {dropped.reason!r} was raised by wf.stop and then dropped"
             self._finish(name, "failed", started_at, reason=reason)
             raise mark_stage(WorkflowError(reason), name)
-        problem = self._value_problem(name, value, schema)
+        plain, handed, problem = self._checked(name, value, schema)
         if problem:
             self._finish(name, "failed", started_at, reason=problem)
             raise mark_stage(StageValueError(problem), name)
-        self._finish(name, "succeeded", started_at, value=value, schema=schema, summary=summary)
-        return value
+        self._finish(name, "succeeded", started_at, value=plain, handed=handed, schema=schema, summary=summary)
+        return handed
 
     @staticmethod
-    def _value_problem(name: str, value: Any, schema: Schema | None) -> str | None:
+    def _checked(name: str, value: Any, schema: Schema | None) -> tuple[Any, Any, str | None]:
+        """What a stage's work returned, as recorded (plain JSON) and as handed back; or why neither."""
         if schema is None:
             if value is not None:
                 return (
-                    f"stage {name} has no result schema but returned a {type(value).__name__}; "
-                    "give it result=SCHEMA, or return None"
+                    None,
+                    None,
+                    (
+                        f"stage {name} has no result schema but returned a {type(value).__name__}; "
+                        "give it result=SCHEMA, or return None"
+                    ),
                 )
-            return None
-        problem = json_problem(value)
+            return None, None, None
+        plain, problem = schema.dump(value)
         if problem:
-            return f"stage {name} returned a value a later attempt could not reuse: {problem}"
-        problem = schema.problem(value)
+            return None, None, f"stage {name} returned a value that does not fit its result: {problem}"
+        problem = json_problem(plain)
         if problem:
-            return f"stage {name} returned a value that does not fit its result: {problem}"
-        return None
+            return None, None, f"stage {name} returned a value a later attempt could not reuse: {problem}"
+        # Handed back as a later attempt would get it: read from the plain form that is recorded.
+        handed, problem = schema.load(plain)
+        if problem:
+            return None, None, f"stage {name} returned a value that does not fit its result: {problem}"
+        return plain, handed, None
 
     def _record(
         self,
@@ -304,6 +398,7 @@ class Context:
         outcome: str,
         *,
         value: Any = None,
+        handed: Any = None,
         schema: Schema | None = None,
         summary: Callable[[Any], Any] | None = None,
         started: float | None,
@@ -322,7 +417,7 @@ class Context:
             "ended": now_iso(),
             "has_result": schema is not None,
             "value": value if outcome == "succeeded" else None,
-            "summary": _summary_text(summary, value) if outcome == "succeeded" else None,
+            "summary": _summary_text(summary, handed) if outcome == "succeeded" else None,
             "reason": reason,
             "workflow_version": state.workflow_version,
         }

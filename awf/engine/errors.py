@@ -44,6 +44,14 @@ class WorkflowError(Exception):
     """A workflow broke a rule of the author API (a bad stage name, a stage inside a stage, …)."""
 
 
+class MissingPackage(WorkflowError):
+    """The workflow needs a package awf can use but does not require, such as pydantic for Python types."""
+
+    def __init__(self, message: str, *, install: str) -> None:
+        super().__init__(message)
+        self.install = install  # the line that says what to install
+
+
 class StageValueError(Exception):
     """A stage returned a value that cannot be recorded (not JSON, or not what its schema says)."""
 

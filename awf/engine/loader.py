@@ -7,6 +7,7 @@ import sys
 import traceback
 import zlib
 from pathlib import Path
+from typing import Any
 
 from .errors import LoadError
 from .workflow import Workflow
@@ -21,7 +22,7 @@ def split_target(target: str) -> tuple[Path, str | None]:
     return Path(target), None
 
 
-def load_workflow(target: str) -> Workflow:
+def load_workflow(target: str) -> Workflow[Any]:
     """The one workflow of the file `target` names, or a LoadError that says what to do."""
     path, wanted = split_target(target)
     if not path.exists():
@@ -51,8 +52,8 @@ def load_workflow(target: str) -> Workflow:
         raise LoadError(
             f"{path} cannot be loaded: {type(error).__name__}: {error}", exit_code=1, detail=detail
         ) from None
-    found: dict[str, Workflow] = {}
-    attributes: dict[str, Workflow] = {}
+    found: dict[str, Workflow[Any]] = {}
+    attributes: dict[str, Workflow[Any]] = {}
     for attribute, value in vars(module).items():
         if isinstance(value, Workflow):
             found.setdefault(value.name, value)

@@ -66,10 +66,10 @@ class LookAhead:
             if decision.bad_value:
                 self.value_problems.append(decision.reason)
                 self.seen.append(Seen(name, "provided", None, schema))
-                return stand_in(schema.schema) if schema is not None else None
+                return _stand_in(schema) if schema is not None else None
             if decision.needs and schema is not None:
                 self.seen.append(Seen(name, "needs", None, schema))
-                return stand_in(schema.schema)
+                return _stand_in(schema)
             self.halt = (name, decision)
             raise LookAheadEnd("halt")
         if isinstance(decision, Reuse):
@@ -82,6 +82,13 @@ class LookAhead:
         """An agent between stages: the look-ahead does not ask it, and cannot see past it."""
         self.ended = "an agent is asked between stages; the look-ahead does not ask agents"
         raise LookAheadEnd("agent")
+
+
+def _stand_in(schema: Schema) -> Any:
+    """A stand-in as the workflow would get it: an instance, for a result that is a Python type."""
+    plain = stand_in(schema.schema)
+    value, problem = schema.load(plain)
+    return plain if problem else value
 
 
 def look_ahead(workflow: Any, context: Any, args: dict[str, Any], cwd: Path) -> LookAhead:

@@ -19,9 +19,10 @@ from .workflow import version_key
 class Reuse:
     """Hand back a value without calling the stage's work."""
 
-    value: Any
+    value: Any  # as the workflow gets it: for a result that is a Python type, an instance of it
     record: dict[str, Any] | None
     how: str = "reused"  # or "provided": given with --values, recorded now
+    plain: Any = None  # as it is recorded: plain JSON
 
 
 @dataclass(frozen=True)
@@ -105,11 +106,7 @@ class StagePlan:
                 return Halt(self._missing_before_from_stage(name, record), redo=self.from_stage, needs=True)
             self.reached = True
             return Run(True, _why_run(record))
-        problem = self._stale(name, record, schema)
-        if problem:
-            return Halt(problem, redo=name)
-        self.reused.append(name)
-        return Reuse(record.get("value"), record)
+        return self._reuse(name, record, schema)
 
     def _after_redo(self, name: str, schema: Schema | None) -> Decision:
         redo = self.redo
@@ -121,22 +118,18 @@ class StagePlan:
             return Run(False, _why_run(record))
         if name not in redo.before_stages and record["attempt"] < redo.attempt:
             return Run(False, f"its record is older than the redo from {redo.stage} in attempt {redo.attempt}")
-        problem = self._stale(name, record, schema)
-        if problem:
-            return Halt(problem, redo=name)
-        self.reused.append(name)
-        return Reuse(record.get("value"), record)
+        return self._reuse(name, record, schema)
 
     def _provided(self, name: str, schema: Schema | None) -> Decision:
         value = self.values[name]
         if schema is None:
             reason = f"stage {name} has no result, so it needs no value"
             return Halt(reason, redo=self.from_stage, bad_value=True)
-        problem = schema.problem(value)
+        handed, problem = schema.load(value)
         if problem:
             return Halt(f"stage {name}: {problem}", redo=self.from_stage, bad_value=True)
         self.reused.append(name)
-        return Reuse(value, None, "provided")
+        return Reuse(handed, None, "provided", value)
 
     def _missing_before_from_stage(self, name: str, record: dict[str, Any] | None) -> str:
         had = "" if record is None else f" (its record {record['outcome']} in attempt {record['attempt']})"
@@ -157,11 +150,20 @@ class StagePlan:
             return f"stage {name} no longer declares a result, but its record holds a value"
         if schema is not None and not had_result:
             return f"stage {name} now declares a result, but it was recorded without one"
-        if schema is not None:
-            problem = schema.problem(record.get("value"))
-            if problem:
-                return f"the recorded value of stage {name} no longer fits its result: {problem}"
         return None
+
+    def _reuse(self, name: str, record: dict[str, Any], schema: Schema | None) -> Decision:
+        problem = self._stale(name, record, schema)
+        if problem:
+            return Halt(problem, redo=name)
+        plain = record.get("value")
+        value = plain
+        if schema is not None:
+            value, problem = schema.load(plain)
+            if problem:
+                return Halt(f"the recorded value of stage {name} no longer fits its result: {problem}", redo=name)
+        self.reused.append(name)
+        return Reuse(value, record, "reused", plain)
 
     def never_reached(self) -> list[str]:
         """Recorded stages this attempt did not enter: where a mistyped or renamed stage hides."""

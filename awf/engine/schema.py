@@ -1,4 +1,4 @@
-"""Result schemas: JSON Schema dicts or `.json` files beside the workflow, compiled once."""
+"""Result schemas: JSON Schema dicts, `.json` files beside the workflow, or Python types; compiled once."""
 
 from __future__ import annotations
 
@@ -8,19 +8,39 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..record.schemas import every_problem
 from .errors import WorkflowError
 
+if TYPE_CHECKING:
+    from .typed import Typed
+
 
 @dataclass(frozen=True)
 class Schema:
-    """A compiled result schema and the text it came from."""
+    """A compiled result schema and the text it came from.
+
+    A value is recorded in its plain JSON form; `load` makes the value a workflow is handed from
+    it (for a Python type, an instance of the type), and `dump` makes the plain form of what a
+    stage's work returned.
+    """
 
     schema: dict[str, Any]
     text: str  # canonical JSON: the cache key, and what a record can be compared with
     source: str  # where it came from, for messages
+    typed: Typed | None = None  # the Python type it was made from, if any
+
+    def load(self, plain: Any) -> tuple[Any, str | None]:
+        """The value handed to the workflow for the plain JSON `plain`, or why it does not fit."""
+        problem = self.problem(plain)
+        if problem or self.typed is None:
+            return plain, problem
+        return self.typed.load(plain)
+
+    def dump(self, value: Any) -> tuple[Any, str | None]:
+        """The plain JSON form of `value`, or why it has none; a dict schema's value is its own form."""
+        return (value, None) if self.typed is None else self.typed.dump(value)
 
     def problem(self, value: Any) -> str | None:
         """Why `value` does not fit (every problem, joined), or None when it does."""
@@ -48,13 +68,15 @@ def _compiled(text: str) -> Callable[[Any], Any]:
     return fastjsonschema.compile(json.loads(text))
 
 
-# A workflow names the same schema object (or file) at every entry of a stage, and a loop may
-# enter thousands of stages: each is made into a Schema once.
+# A workflow names the same schema object (or file, or type) at every entry of a stage, and a loop
+# may enter thousands of stages: each is made into a Schema once.
 _loaded: dict[Any, tuple[Any, Schema]] = {}
+_types: dict[Any, Schema] = {}
 
 
 def load_schema(spec: Any, base: Path | None, what: str) -> Schema:
-    """Compile `spec`: a JSON Schema dict, or a path to a `.json` file (relative to `base`)."""
+    """Compile `spec`: a JSON Schema dict, a path to a `.json` file (relative to `base`), or a
+    Python type (read with pydantic, imported only then)."""
     if isinstance(spec, dict):
         known = _loaded.get(id(spec))
         if known is not None and known[0] is spec:
@@ -74,11 +96,33 @@ def load_schema(spec: Any, base: Path | None, what: str) -> Schema:
         schema = _load(spec, base, what)
         _loaded[key] = (spec, schema)
         return schema
+    if spec is not None and not isinstance(spec, (bool, int, float, list, tuple)):
+        return _load_type(spec, what)
     return _load(spec, base, what)
 
 
-def _load(spec: Any, base: Path | None, what: str) -> Schema:
-    source = "a dict"
+def _load_type(spec: Any, what: str) -> Schema:
+    try:
+        known = _types.get(spec)
+    except TypeError:  # an unhashable type form: made each time
+        known = None
+    if known is not None:
+        return known
+    from .typed import Typed, looks_like_type
+
+    if not looks_like_type(spec):
+        return _load(spec, None, what)
+    typed = Typed(spec, what)
+    schema = _load(typed.schema, None, what, source=f"the type {typed.name}")
+    schema = Schema(schema.schema, schema.text, schema.source, typed)
+    try:
+        _types[spec] = schema
+    except TypeError:
+        pass
+    return schema
+
+
+def _load(spec: Any, base: Path | None, what: str, source: str = "a dict") -> Schema:
     if isinstance(spec, (str, Path)):
         path = Path(spec)
         if not path.is_absolute() and base is not None:
@@ -92,7 +136,10 @@ def _load(spec: Any, base: Path | None, what: str) -> Schema:
             raise WorkflowError(f"{what}: schema file {path} cannot be read as JSON: {error}") from None
     if not isinstance(spec, dict):
         kind = type(spec).__name__
-        raise WorkflowError(f"{what}: a schema is a JSON Schema dict or a path to a .json file, not {kind}")
+        raise WorkflowError(
+            f"{what}: a schema is a Python type (a pydantic model, a dataclass, a TypedDict), "
+            f"a JSON Schema dict or a path to a .json file, not {kind}"
+        )
     try:
         text = json.dumps(spec, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as error:

@@ -11,8 +11,23 @@ import json
 from typing import Any
 
 
-def type_text(schema: Any, depth: int = 0) -> str:
+def _resolved(schema: Any, root: Any) -> Any:
+    """`schema`, or what its local `$ref` (`#/$defs/Finding`, as pydantic writes them) points to."""
+    ref = schema.get("$ref") if isinstance(schema, dict) else None
+    if not isinstance(ref, str) or not ref.startswith("#/") or not isinstance(root, dict):
+        return schema
+    target: Any = root
+    for part in ref[2:].split("/"):
+        if not isinstance(target, dict) or part not in target:
+            return schema
+        target = target[part]
+    return target
+
+
+def type_text(schema: Any, depth: int = 0, root: Any = None) -> str:
     """A one-line reading of a JSON Schema."""
+    root = schema if root is None else root
+    schema = _resolved(schema, root)
     if not isinstance(schema, dict):
         return "any" if schema is True or schema == {} else "nothing"
     if depth > 4:
@@ -23,19 +38,19 @@ def type_text(schema: Any, depth: int = 0) -> str:
         return " | ".join(json.dumps(item) for item in schema["enum"])
     for key in ("anyOf", "oneOf"):
         if key in schema:
-            return " | ".join(type_text(option, depth + 1) for option in schema[key])
+            return " | ".join(type_text(option, depth + 1, root) for option in schema[key])
     if "allOf" in schema:
-        return " & ".join(type_text(part, depth + 1) for part in schema["allOf"])
+        return " & ".join(type_text(part, depth + 1, root) for part in schema["allOf"])
     if "$ref" in schema:
         return str(schema["$ref"]).rsplit("/", 1)[-1]
     kind = schema.get("type")
     if isinstance(kind, list):
-        return " | ".join(type_text({**schema, "type": one}, depth + 1) for one in kind)
+        return " | ".join(type_text({**schema, "type": one}, depth + 1, root) for one in kind)
     if kind == "object" or (kind is None and "properties" in schema):
-        return _object_text(schema, depth)
+        return _object_text(schema, depth, root)
     if kind == "array":
         items = schema.get("items")
-        text = f"[{type_text(items, depth + 1)}]" if isinstance(items, dict) else "[any]"
+        text = f"[{type_text(items, depth + 1, root)}]" if isinstance(items, dict) else "[any]"
         return text + _bounds(schema, "minItems", "maxItems", "items")
     if kind in ("integer", "number"):
         return str(kind) + _number_bounds(schema)
@@ -48,12 +63,12 @@ def type_text(schema: Any, depth: int = 0) -> str:
     return kind or "any"
 
 
-def _object_text(schema: dict[str, Any], depth: int) -> str:
+def _object_text(schema: dict[str, Any], depth: int, root: Any) -> str:
     required = set(schema.get("required") or [])
     parts = []
     for name, sub in (schema.get("properties") or {}).items():
         mark = "" if name in required else "?"
-        parts.append(f"{name}{mark}: {type_text(sub, depth + 1)}")
+        parts.append(f"{name}{mark}: {type_text(sub, depth + 1, root)}")
     for name in sorted(required - set(schema.get("properties") or {})):
         parts.append(f"{name}: any")
     return "{" + ", ".join(parts) + "}"
@@ -82,8 +97,10 @@ def _bounds(schema: dict[str, Any], low: str, high: str, unit: str) -> str:
     return ""
 
 
-def stand_in(schema: Any, depth: int = 0) -> Any:
+def stand_in(schema: Any, depth: int = 0, root: Any = None) -> Any:
     """The smallest plain value that fits `schema`, as well as can be guessed without solving it."""
+    root = schema if root is None else root
+    schema = _resolved(schema, root)
     if not isinstance(schema, dict) or depth > 8:
         return None
     if "const" in schema:
@@ -94,22 +111,22 @@ def stand_in(schema: Any, depth: int = 0) -> Any:
         return schema["default"]
     for key in ("anyOf", "oneOf"):
         if schema.get(key):
-            return stand_in(schema[key][0], depth + 1)
+            return stand_in(schema[key][0], depth + 1, root)
     if schema.get("allOf"):
         merged: dict[str, Any] = {}
         for part in schema["allOf"]:
             if isinstance(part, dict):
                 merged.update(part)
-        return stand_in(merged, depth + 1)
+        return stand_in(merged, depth + 1, root)
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), kind[0] if kind else None)
     if kind == "object" or (kind is None and "properties" in schema):
         properties = schema.get("properties") or {}
-        return {name: stand_in(properties.get(name, {}), depth + 1) for name in schema.get("required") or []}
+        return {name: stand_in(properties.get(name, {}), depth + 1, root) for name in schema.get("required") or []}
     if kind == "array":
         count = schema.get("minItems", 0)
-        return [stand_in(schema.get("items", {}), depth + 1) for _ in range(count)]
+        return [stand_in(schema.get("items", {}), depth + 1, root) for _ in range(count)]
     if kind in ("integer", "number"):
         if "minimum" in schema:
             return schema["minimum"]

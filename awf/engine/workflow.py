@@ -8,7 +8,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ..record.names import id_problem, stage_name_problem
 from .errors import WorkflowError
@@ -16,17 +16,20 @@ from .errors import WorkflowError
 _VERSION = re.compile(r"v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:[-+.].*)?")
 
 
+V = TypeVar("V")
+
+
 @dataclass(frozen=True)
-class Workflow:
-    """A workflow: its metadata and its async `run(wf, **args)`."""
+class Workflow(Generic[V]):
+    """A workflow: its metadata and its async `run(wf, **args)`, which returns a V."""
 
     name: str
-    run: Callable[..., Coroutine[Any, Any, Any]]
+    run: Callable[..., Coroutine[Any, Any, V]]
     description: str = ""
     version: str | None = None
     prepare: Callable[[list[str]], Mapping[str, Any]] | None = None
     id: Callable[..., str] | None = None
-    present: Callable[[Any], Any] | None = None
+    present: Callable[[Any], object] | None = None  # given the value run returned
     events: Mapping[str, Any] | None = None
     source_file: Path | None = field(default=None, compare=False)
 
@@ -54,7 +57,7 @@ class Workflow:
         value = self.id(**args) if _takes_keywords(self.id) else self.id(dict(args))
         return None if value is None else str(value)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
+    def __call__(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, V]:
         return self.run(*args, **kwargs)
 
 
@@ -88,9 +91,9 @@ def workflow(
     version: str | None = None,
     prepare: Callable[[list[str]], Mapping[str, Any]] | None = None,
     id: Callable[..., str] | None = None,
-    present: Callable[[Any], Any] | None = None,
+    present: Callable[[Any], object] | None = None,
     events: Mapping[str, Any] | None = None,
-) -> Callable[[Callable[..., Coroutine[Any, Any, Any]]], Workflow]:
+) -> Callable[[Callable[..., Coroutine[Any, Any, V]]], Workflow[V]]:
     """Declare a workflow on `async def run(wf, **args)`.
 
     >>> @workflow(name="hello", description="Say hello.")
@@ -110,7 +113,7 @@ def workflow(
             if problem:
                 raise WorkflowError(f"workflow {name}: event {problem.removeprefix('stage name ')}")
 
-    def wrap(run: Callable[..., Coroutine[Any, Any, Any]]) -> Workflow:
+    def wrap(run: Callable[..., Coroutine[Any, Any, V]]) -> Workflow[V]:
         if not inspect.iscoroutinefunction(run):
             raise WorkflowError(f"workflow {name}: decorate an `async def`, not {run!r}")
         source = inspect.getsourcefile(run)

@@ -40,7 +40,27 @@ def recorded(path: str | Path) -> dict[str, Any]:
     return {"stages": stages, "records": records}
 
 
-def earlier_records(earlier: Any, workflow: Workflow) -> tuple[dict[str, dict[str, Any]], set[str]]:
+def as_json(value: Any, what: str) -> Any:
+    """`value` as a record holds it: plain JSON, with an instance of a Python type (a pydantic model,
+    a dataclass) as its JSON form. Raises ValueError, starting with `what`, when no record can hold it."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as error:
+        problem: Exception = error
+    try:
+        from ..engine.typed import plain_json
+
+        return json.loads(json.dumps(plain_json(value), allow_nan=False))
+    except ImportError:
+        pass  # no pydantic: the value is not JSON, and nothing here can make it so
+    except (TypeError, ValueError) as error:
+        problem = error
+    except Exception as error:  # pydantic cannot write it either
+        problem = error
+    raise ValueError(f"{what} is not JSON, no record can hold it: {problem}") from None
+
+
+def earlier_records(earlier: Any, workflow: Workflow[Any]) -> tuple[dict[str, dict[str, Any]], set[str]]:
     """The records `earlier` stands for, and the names of those the test gave itself (not read
     off a run): a record of those its stage cannot reuse is the test's mistake."""
     if not isinstance(earlier, Mapping) or not set(earlier) <= {"stages", "records"}:
@@ -57,10 +77,7 @@ def earlier_records(earlier: Any, workflow: Workflow) -> tuple[dict[str, dict[st
         problem = stage_name_problem(name) if isinstance(name, str) else f"{name!r} is not a stage name"
         if problem:
             raise ValueError(f"earlier: {problem}")
-        try:
-            value = json.loads(json.dumps(value, allow_nan=False))
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"earlier: stage {name}'s value is not JSON, no record can hold it: {error}") from None
+        value = as_json(value, f"earlier: stage {name}'s value")
         if name in records and records[name].get("outcome") == "succeeded" and records[name].get("value") == value:
             continue  # as the run recorded it
         own.add(name)

@@ -205,8 +205,11 @@ class ScriptedHarness(Harness):
                 f"{where}: the script's schema is not the one the turn asks with; the turn asks for "
                 f"{type_text(turn.schema)}, the script answers {type_text(chosen.schema)}"
             )
+        value, problem = chosen.plain()
+        if problem:
+            raise Failure(f"{where}: the scripted value does not fit the turn's type: {problem}")
         try:
-            text = json.dumps(chosen.value, allow_nan=False)
+            text = json.dumps(value, allow_nan=False)
         except (TypeError, ValueError) as error:
             raise Failure(f"{where}: the scripted value is not JSON: {error}") from None
         try:

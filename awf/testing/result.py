@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ..agents.channel import read_turn
 from ..record.folder import read_json_file
@@ -64,8 +64,11 @@ class Log:
     data: dict[str, Any] | None
 
 
+V = TypeVar("V")
+
+
 @dataclass
-class Run:
+class Run(Generic[V]):
     """One attempt of a workflow in a test, and its run's files."""
 
     ending: Ending
@@ -82,10 +85,11 @@ class Run:
     _value: Any = field(repr=False, default=None)
 
     @property
-    def value(self) -> Any:
-        """What the workflow returned. Raises NotCompleted, caused by the workflow's error, otherwise."""
+    def value(self) -> V:
+        """What the workflow returned (instances of the types it returned, as it returned them).
+        Raises NotCompleted, caused by the workflow's error, otherwise."""
         if self.ending.outcome == "completed":
-            return self._value
+            return self._value  # type: ignore[no-any-return]
         ending = self.ending
         where = f" in {ending.stage}" if ending.stage else ""
         lines = [f"attempt {self.attempt} did not complete: it ended {ending.outcome}{where}: {ending.reason}"]
@@ -108,7 +112,7 @@ class Run:
 
 def read_run(
     record_dir: Path, attempt: int, out: dict[str, Any], value: Any, error: BaseException | None, notices: list[str]
-) -> Run:
+) -> Run[Any]:
     """The attempt `attempt` of the run in `record_dir`, as its files tell it."""
     agents: list[Agent] = []
     turns: list[Turn] = []

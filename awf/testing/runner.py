@@ -11,7 +11,7 @@ import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..agents.registry import routed_to
 from ..engine.attempt import Ending, generated_id, run_attempt
@@ -22,16 +22,17 @@ from ..record.errors import RecordError
 from ..record.files import write_json
 from ..record.layout import RunPaths, run_root_for
 from ..record.names import id_problem
-from .earlier import earlier_records, write_earlier
+from .earlier import as_json, earlier_records, write_earlier
 from .harness import ScriptedHarness, Watch, watch_stalls
 from .result import Run, read_run
 from .scripts import Failure, ScriptBook
 
+V = TypeVar("V")
 STALL = 10.0  # seconds with nothing started or ended before a test's run counts as stalled
 
 
 def run_workflow(
-    workflow: Workflow,
+    workflow: Workflow[V],
     *,
     args: Mapping[str, Any] | None = None,
     earlier: Any = None,
@@ -42,7 +43,7 @@ def run_workflow(
     cwd: str | Path | None = None,
     run_root: str | Path | None = None,
     stall: float = STALL,
-) -> Run:
+) -> Run[V]:
     """Run `workflow` once, as one attempt of a new run, with its agents scripted.
 
     `args` are the run's args (prepare is not called). `earlier` (`{"stages": {NAME: VALUE}}`, or
@@ -70,7 +71,7 @@ def run_workflow(
 
 
 def run_twice(
-    workflow: Workflow,
+    workflow: Workflow[V],
     *,
     args: Mapping[str, Any] | None = None,
     earlier: Any = None,
@@ -82,7 +83,7 @@ def run_twice(
     cwd: str | Path | None = None,
     run_root: str | Path | None = None,
     stall: float = STALL,
-) -> tuple[Run, Run]:
+) -> tuple[Run[V], Run[V]]:
     """Run `workflow`, then continue the run over the first attempt's real records.
 
     The second attempt is a plain continue when the first did not complete; when it did, the
@@ -130,14 +131,14 @@ def run_twice(
     return first, second
 
 
-async def run_workflow_async(workflow: Workflow, **options: Any) -> Run:
+async def run_workflow_async(workflow: Workflow[V], **options: Any) -> Run[V]:
     """`run_workflow` for an async test: the attempt runs on a worker thread, with its own loop."""
-    return await asyncio.to_thread(run_workflow, workflow, **options)
+    return await asyncio.to_thread(lambda: run_workflow(workflow, **options))
 
 
-async def run_twice_async(workflow: Workflow, **options: Any) -> tuple[Run, Run]:
+async def run_twice_async(workflow: Workflow[V], **options: Any) -> tuple[Run[V], Run[V]]:
     """`run_twice` for an async test: the attempts run on a worker thread, with their own loop."""
-    return await asyncio.to_thread(run_twice, workflow, **options)
+    return await asyncio.to_thread(lambda: run_twice(workflow, **options))
 
 
 def _run_cwd(run_dir: Path) -> Path:
@@ -150,7 +151,7 @@ def _run_cwd(run_dir: Path) -> Path:
 
 
 def _attempt(
-    workflow: Workflow,
+    workflow: Workflow[Any],
     book: ScriptBook,
     *,
     args: Mapping[str, Any] | None,
@@ -162,7 +163,7 @@ def _attempt(
     run_root: str | Path | None,
     stall: float,
     resume: str | None = None,
-) -> Run:
+) -> Run[Any]:
     if not isinstance(workflow, Workflow):
         raise TypeError(f"run_workflow runs a workflow made with @awf.workflow(...), not {workflow!r}")
     if values is not None and from_stage is None:
@@ -198,7 +199,8 @@ def _attempt(
     values_file = None
     if values is not None:
         values_file = scratch / "values.json"
-        write_json(values_file, dict(values))
+        plain = {name: as_json(value, f"values: stage {name}'s value") for name, value in values.items()}
+        write_json(values_file, plain)
     request = RunRequest(
         target=target,
         run_id=run_id,
@@ -224,7 +226,7 @@ def _attempt(
     return run
 
 
-def _target(workflow: Workflow) -> str:
+def _target(workflow: Workflow[Any]) -> str:
     """FILE, or FILE:NAME when the file holds several workflows: what `awf run` is given to go on."""
     if workflow.source_file is None:
         return workflow.name
@@ -233,7 +235,7 @@ def _target(workflow: Workflow) -> str:
     return f"{workflow.source_file}:{workflow.name}" if count > 1 else str(workflow.source_file)
 
 
-def _new_id(workflow: Workflow, args: dict[str, Any]) -> str:
+def _new_id(workflow: Workflow[Any], args: dict[str, Any]) -> str:
     try:
         run_id = workflow.run_id_for(args)
     except Exception as error:
@@ -265,7 +267,7 @@ def _run(request: RunRequest, book: ScriptBook, watch: Watch) -> Ending:
     return ending
 
 
-def _watched(workflow: Workflow, watch: Watch) -> Workflow:
+def _watched(workflow: Workflow[Any], watch: Watch) -> Workflow[Any]:
     """The workflow, run as it is, with its task known to the watch and its own error kept."""
     run = workflow.run
 
@@ -288,7 +290,7 @@ def _watched(workflow: Workflow, watch: Watch) -> Workflow:
     return dataclasses.replace(workflow, run=watched)
 
 
-def _check_earlier(run: Run, own: set[str]) -> None:
+def _check_earlier(run: Run[Any], own: set[str]) -> None:
     """A record the test gave that its stage cannot reuse, or never asked for, is the test's mistake."""
     ending = run.ending
     entered = [stage.name for stage in run.stages]
@@ -302,7 +304,7 @@ def _check_earlier(run: Run, own: set[str]) -> None:
         )
 
 
-def _check_used_up(book: ScriptBook, runs: list[Run]) -> None:
+def _check_used_up(book: ScriptBook, runs: list[Run[Any]]) -> None:
     left = book.left_over()
     if left:
         last = runs[-1].ending

@@ -11,9 +11,11 @@ from __future__ import annotations
 import fnmatch
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from ..engine.errors import WorkflowError
+from ..engine.schema import Schema, load_schema
 
 _TEXT = object()  # the schema of a reply that answers a turn with no schema: text
 
@@ -59,9 +61,14 @@ class Reply:
     """One scripted reply. Make them with `answer(...)` and `reply.*()`."""
 
     kind: str  # answer, silent, blocked, failed, timed-out, hang
-    schema: Any = _TEXT  # an answer's schema (a dict), or _TEXT for a text answer
+    schema: Any = _TEXT  # an answer's schema (a JSON Schema dict), or _TEXT for a text answer
     value: Any = None  # an answer's value, or a function of the turn that gives it
     reason: str | None = None
+    loaded: Schema | None = field(default=None, compare=False, repr=False)  # writes an instance as JSON
+
+    def plain(self) -> tuple[Any, str | None]:
+        """The answer's value as plain JSON (an instance of the schema's type as its JSON form)."""
+        return (self.value, None) if self.loaded is None else self.loaded.dump(self.value)
 
     def __str__(self) -> str:
         if self.kind != "answer":
@@ -81,7 +88,7 @@ class Reply:
                 given = chosen.value(turn)
             except Exception as error:
                 raise Failure(f"{turn.where()}: the script raised {type(error).__name__}: {error}") from error
-            chosen = given if isinstance(given, Reply) else Reply("answer", chosen.schema, given)
+            chosen = given if isinstance(given, Reply) else replace(chosen, value=given)
         raise Failure(f"{turn.where()}: the script's functions returned replies ten deep; return a value")
 
 
@@ -89,9 +96,10 @@ def answer(schema_or_text: Any, value: Any = _TEXT) -> Reply:
     """An answer to the turn.
 
     `answer(SCHEMA, value)` answers a turn asked with SCHEMA (the very schema the turn asks with)
-    with `value`, which must fit it as a real answer must. `answer("text")` answers a turn with
-    no schema. The value (or text) may be a function of the turn, called for each delivery; it
-    may return a reply instead, such as `reply.silent()` when `not turn.nudge`.
+    with `value`, which must fit it as a real answer must: for a Python type, an instance of it
+    or its plain JSON form. `answer("text")` answers a turn with no schema. The value (or text)
+    may be a function of the turn, called for each delivery; it may return a reply instead, such
+    as `reply.silent()` when `not turn.nudge`.
     """
     if value is _TEXT:
         if not isinstance(schema_or_text, str) and not callable(schema_or_text):
@@ -100,19 +108,12 @@ def answer(schema_or_text: Any, value: Any = _TEXT) -> Reply:
                 f"give answer(SCHEMA, value), not answer({schema_or_text!r})"
             )
         return Reply("answer", _TEXT, schema_or_text)
-    return Reply("answer", _schema_of(schema_or_text), value)
-
-
-def _schema_of(schema: Any) -> dict[str, Any]:
-    if isinstance(schema, (str, Path)):
-        try:
-            schema = json.loads(Path(schema).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            raise TypeError(f"answer(SCHEMA, value): the schema file {schema} cannot be read: {error}") from None
-    if not isinstance(schema, Mapping):
-        raise TypeError(f"answer(SCHEMA, value): SCHEMA is the turn's JSON Schema (a dict), not {schema!r}")
-    plain: dict[str, Any] = json.loads(json.dumps(schema))  # as the turn records it: plain JSON
-    return plain
+    try:
+        loaded = load_schema(schema_or_text, None, "answer(SCHEMA, value)")
+    except WorkflowError as error:
+        raise TypeError(f"{error}; SCHEMA is the schema the turn asks with") from None
+    # As the turn records it: plain JSON.
+    return Reply("answer", json.loads(loaded.text), value, loaded=loaded if loaded.typed else None)
 
 
 class _Replies:

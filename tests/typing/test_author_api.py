@@ -1,0 +1,101 @@
+"""What a type checker sees of the author API: `mypy --strict` checks this file in CI.
+
+Each `assert_type` is checked by mypy, and is a no-op when the file runs; the test at the end
+runs the same workflows through awf.testing, so the types mypy sees are the ones awf hands back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, Literal, assert_type
+
+from pydantic import BaseModel
+from typing_extensions import TypedDict
+
+import awf
+from awf.agents import Turn
+from awf.testing import Run, answer, run_workflow
+
+
+class Plan(BaseModel):
+    branch: str
+    steps: list[str]
+
+
+@dataclasses.dataclass
+class Built:
+    commit: str
+
+
+class Note(TypedDict):
+    text: str
+
+
+STEPS_SCHEMA = {"type": "array", "items": {"type": "string"}}
+
+
+def built_line(built: Built) -> str:
+    return built.commit
+
+
+@awf.workflow(name="typed", description="Every way to give a stage its result.", present=lambda p: p.branch)
+async def typed(wf: awf.Context) -> Plan:
+    async def make_plan() -> Plan:
+        planner = await wf.agents.open(key="planner", runtime="claude")
+        turn = await planner.run(prompt="Plan it.", schema=Plan)
+        assert_type(turn, Turn[Plan])
+        assert_type(turn.outcome.value, Plan | None)
+        if not turn.outcome.answered:
+            wf.stop(f"no plan: {turn.outcome.reason}")
+        assert_type(turn.outcome.value, Plan)
+        return turn.outcome.value
+
+    plan = await wf.stage("plan", make_plan, result=Plan, summary=lambda p: p.branch)
+    assert_type(plan, Plan)
+    if TYPE_CHECKING:  # summary takes the stage's type: another is an error (else this ignore is unused)
+        await wf.stage("wrong", make_plan, result=Plan, summary=built_line)  # type: ignore[arg-type]
+
+    built = await wf.stage("build", lambda: Built(commit="4be1c07"), result=Built, summary=lambda b: b.commit)
+    assert_type(built, Built)
+
+    async def write_note() -> Note:
+        return {"text": plan.branch}
+
+    note = await wf.stage("note", write_note, result=Note)
+    assert_type(note, Note)
+
+    async def list_steps() -> list[str]:
+        return plan.steps
+
+    # With a JSON Schema, the stage's value has the type its work returns.
+    steps = await wf.stage("steps", list_steps, result=STEPS_SCHEMA, summary=lambda s: len(s))
+    assert_type(steps, list[str])
+    count = await wf.stage("count", lambda: len(plan.steps), result={"type": "integer"})
+    assert_type(count, int)
+
+    # A type form that is not a class (list[X], Literal[...]) hands back what pydantic makes of it.
+    verdict = await wf.stage("verdict", lambda: "approve", result=Literal["approve", "reject"])
+    assert_type(verdict, Any)
+
+    async def notify() -> None:
+        wf.log(f"{plan.branch} at {built.commit}: {note['text']}, {steps}, {count}, {verdict}")
+
+    await wf.stage("notify", notify)
+
+    text_turn = await (await wf.agents.open(key="writer", runtime="claude")).run(prompt="Say hello.")
+    assert_type(text_turn, Turn[str])
+    return plan
+
+
+def test_a_typed_workflow_hands_back_the_types_a_checker_sees() -> None:
+    run = run_workflow(
+        typed,
+        agents={
+            "planner": answer(Plan, Plan(branch="fix/212", steps=["parse dates before 1970"])),
+            "writer": answer("hello"),
+        },
+    )
+    assert_type(run, Run[Plan])
+    assert_type(run.value, Plan)
+    assert run.value == Plan(branch="fix/212", steps=["parse dates before 1970"])
+    assert run.stage("build").value == {"commit": "4be1c07"}  # the record holds plain JSON
