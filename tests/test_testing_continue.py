@@ -4,6 +4,7 @@ the result's reading of the attempt, and the async twin."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import signal
 from pathlib import Path
 
@@ -191,8 +192,9 @@ def test_recorded_turns_a_real_run_into_earlier(project: Project):
     assert earlier["records"]["review"]["outcome"] == "stopped"
 
     workflow = load_workflow(str(EXEC_FIX_ISSUE))
-    run = run_workflow(workflow, args={"issue": ISSUE}, earlier=earlier, agents={"reviewer": answer(VERDICT, APPROVED)})
-    assert run.value == APPROVED
+    verdict = inspect.getmodule(workflow.run).Verdict  # its results are pydantic models
+    run = run_workflow(workflow, args={"issue": ISSUE}, earlier=earlier, agents={"reviewer": answer(verdict, APPROVED)})
+    assert run.value == verdict(**APPROVED)
     assert [agent.key for agent in run.agents] == ["reviewer"]
     assert [(stage.name, stage.how, stage.attempt) for stage in run.stages] == [
         ("plan", "reused", 1),
