@@ -17,6 +17,7 @@ _EXPORTS = {
     "workflow": "awf.engine.workflow",
     "Workflow": "awf.engine.workflow",
     "Context": "awf.engine.context",
+    "Ending": "awf.engine.report",
     "Stop": "awf.engine.errors",
     "WorkflowError": "awf.engine.errors",
 }
@@ -24,9 +25,10 @@ _EXPORTS = {
 if TYPE_CHECKING:
     from .engine.context import Context
     from .engine.errors import Stop, WorkflowError
+    from .engine.report import Ending
     from .engine.workflow import Workflow, workflow
 
-__all__ = ["Context", "Stop", "Workflow", "WorkflowError", "__version__", "workflow"]
+__all__ = ["Context", "Ending", "Stop", "Workflow", "WorkflowError", "__version__", "workflow"]
 
 
 def __getattr__(name: str) -> Any:

@@ -97,7 +97,7 @@ def test_blocked_failed_and_timed_out_replies():
 def test_a_hanging_agent_is_ended_by_its_turns_timeout():
     run = run_workflow(ask, args={"timeout": 0.2}, agents={"helper": reply.hang()})
     assert run.value["outcome"] == "timed-out"
-    assert "no answer by the turn's deadline" in run.value["reason"]
+    assert "no answer by the turn's timeout" in run.value["reason"]
 
 
 def test_a_list_is_one_entry_a_turn_and_a_glob_serves_every_agent_it_matches():

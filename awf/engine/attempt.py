@@ -28,6 +28,8 @@ from .errors import MissingPackage, Park, PlanStop, Refusal, StageValueError, St
 from .loader import load_workflow
 from .observer import Observer, Silent
 from .plan import RedoMark, StagePlan
+from .report import Ending as ReportEnding
+from .report import StageEntered, Written, write_report
 from .request import RunRequest
 from .schema import json_problem
 from .schema_text import type_text
@@ -532,6 +534,13 @@ def _run_claimed(
         out["needs"] = ending.needs
     if ending.waits is not None:
         out["waits"] = ending.waits
+    if workflow.report is not None:
+        written = _report(workflow, ending, state, out, claimed.cwd)
+        out["report"] = str(written.path) if written.path else None
+        if written.error:
+            out["report_error"] = written.error
+    elif paths.report.exists():
+        folder.write_report(paths, None)  # an earlier attempt's; its text is in run.jsonl
     ending.out = out
     folder.write_out(paths, out)
     folder.append_line(
@@ -553,6 +562,37 @@ def _run_claimed(
     if result is not None and result.interruptions is not None:
         result.interruptions.restore()  # a caller in Python gets its own handlers back
     return ending
+
+
+def _report(workflow: Workflow, ending: Ending, state: AttemptState, out: dict[str, Any], cwd: Path) -> Written:
+    """The workflow's report of this ending, run in the run's folder as the workflow was."""
+    entered = tuple(
+        StageEntered(
+            item["stage"],
+            item["how"],
+            item.get("outcome") or "failed",
+            item.get("attempt") or state.attempt,
+            state.stage_values.get(item["stage"]) if item.get("outcome") == "succeeded" else None,
+        )
+        for item in state.stage_list
+    )
+    told = ReportEnding(
+        state.paths.name,
+        state.attempt,
+        ending.outcome,
+        ending.exit_code,
+        ending.stage,
+        ending.reason,
+        ending.go_on,
+        entered,
+        state.paths.dir,
+    )
+    previous = Path.cwd()
+    os.chdir(cwd)
+    try:
+        return write_report(workflow.report, out.get("value"), told, state.paths)
+    finally:
+        os.chdir(previous)
 
 
 def _name_interrupted(history: folder.History | None, observer: Observer, paths: RunPaths) -> None:

@@ -58,6 +58,7 @@ class AttemptState:
         self.last_stage: str | None = None
         self.ran: list[str] = []
         self.stage_list: list[dict[str, Any]] = []
+        self.stage_values: dict[str, Any] = {}  # each succeeded stage's recorded value, for the report
         self.pending_stop: Stop | None = None
         # Set before the attempt's task is cancelled, so the open stage records why.
         self.cancel_reason: str | None = None
@@ -289,6 +290,7 @@ class Context:
                 "attempt": (record or {}).get("attempt", state.attempt),
             }
         )
+        state.stage_values[name] = (record or {}).get("value")
         state.observer.stage_reused(name, decision.plain, record, decision.how)
         return decision.value
 
@@ -434,6 +436,7 @@ class Context:
         record = self._record(name, outcome, started=started, **fields)
         folder.write_stage_record(state.paths, record)
         state.stage_list.append({"stage": name, "how": "ran", "outcome": outcome, "attempt": state.attempt})
+        state.stage_values[name] = record["value"]
         state.observer.stage_ended(record, time.time() - started)
 
 

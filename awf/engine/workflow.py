@@ -31,6 +31,7 @@ class Workflow(Generic[V]):
     id: Callable[..., str] | None = None
     present: Callable[[Any], object] | None = None  # given the value run returned
     events: Mapping[str, Any] | None = None
+    report: Callable[[Any, Any], str | None] | None = None  # (value, ending) -> report.md's markdown
     source_file: Path | None = field(default=None, compare=False)
 
     @property
@@ -93,6 +94,7 @@ def workflow(
     id: Callable[..., str] | None = None,
     present: Callable[[Any], object] | None = None,
     events: Mapping[str, Any] | None = None,
+    report: Callable[[Any, Any], str | None] | None = None,
 ) -> Callable[[Callable[..., Coroutine[Any, Any, V]]], Workflow[V]]:
     """Declare a workflow on `async def run(wf, **args)`.
 
@@ -105,6 +107,8 @@ def workflow(
         raise WorkflowError(problem)
     if version is not None and (not isinstance(version, str) or version_key(version) is None):
         raise WorkflowError(f"workflow {name}: version {version!r} is not a version such as '1.0.0'")
+    if report is not None and not callable(report):
+        raise WorkflowError(f"workflow {name}: report is a function of (value, ending) returning markdown")
     if events is not None:
         if not isinstance(events, Mapping):
             raise WorkflowError(f"workflow {name}: events is a dict of event name to schema (or None for any value)")
@@ -126,6 +130,7 @@ def workflow(
             id=id,
             present=present,
             events=events,
+            report=report,
             source_file=Path(source).resolve() if source else None,
         )
 

@@ -60,6 +60,7 @@ class RunDetail:
             ],
             "stages": [stage_json(name, record) for name, record in self.stages.items()],
             "go_on": self.go_on,
+            "report": str(self.paths.report) if self.paths.report.exists() else None,
         }
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from .clock import now_iso, parse_iso
 from .errors import RecordError
-from .files import append_line, ensure_dir, fsync_dir, read_bytes, write_json, write_json_lines
+from .files import append_line, ensure_dir, fsync_dir, read_bytes, write_atomic, write_json, write_json_lines
 from .layout import RunPaths, prepare_root
 from .liveness import is_alive, process_start
 from .log import read_lines, set_torn_tail_aside
@@ -356,6 +356,19 @@ def invalidate(paths: RunPaths, stages: Iterable[str], attempt: int, start: str)
         fsync_dir(paths.stages)
         append_line(paths.log, entry("invalidated", attempt=attempt, stages=gone, start=start))
     return gone
+
+
+def write_report(paths: RunPaths, text: str | None) -> None:
+    """The workflow's report as report.md, written whole; None removes the last attempt's (its text
+    stays in run.jsonl)."""
+    if text is not None:
+        write_atomic(paths.report, text if text.endswith("\n") else text + "\n")
+        return
+    try:
+        paths.report.unlink()
+    except FileNotFoundError:
+        return
+    fsync_dir(paths.dir)
 
 
 def write_out(paths: RunPaths, out: dict[str, Any]) -> None:

@@ -56,6 +56,10 @@ class RunPaths:
         return self.dir / "out.json"
 
     @cached_property
+    def report(self) -> Path:
+        return self.dir / "report.md"
+
+    @cached_property
     def pid(self) -> Path:
         return self.dir / "attempt.pid"
 

@@ -83,6 +83,8 @@ class Run(Generic[V]):
     out: dict[str, Any] = field(repr=False)
     error: BaseException | None = field(repr=False, default=None)  # the workflow's own error, if any
     _value: Any = field(repr=False, default=None)
+    report: str | None = None  # the markdown the workflow's report= returned at this attempt's end
+    report_error: str | None = None  # what the report raised, if it did: the ending is unchanged
 
     @property
     def value(self) -> V:
@@ -119,6 +121,7 @@ def read_run(
     logs: list[Log] = []
     written: dict[str, dict[str, Any]] = {}
     agent_dirs: dict[str, Path] = {}
+    report: dict[str, Any] = {}
     for line in read_lines(record_dir / "run.jsonl"):
         item = line.entry
         if item.get("attempt") != attempt:
@@ -140,9 +143,13 @@ def read_run(
             logs.append(Log(item["message"], item.get("stage"), item.get("data")))
         elif kind == "stage":
             written[item["stage"]] = item["record"]
+        elif kind == "report":
+            report = item
     stages = [_stage(entry, written, record_dir) for entry in out.get("stages") or []]
     ending = Ending(out["outcome"], out["exit_code"], out.get("stage"), out.get("reason"), out.get("go_on"))
-    return Run(ending, attempt, stages, agents, turns, logs, out.get("needs"), notices, record_dir, out, error, value)
+    run = Run(ending, attempt, stages, agents, turns, logs, out.get("needs"), notices, record_dir, out, error, value)
+    run.report, run.report_error = report.get("text"), report.get("error")
+    return run
 
 
 def _turn(item: dict[str, Any], agent_dir: Path | None, attempt: int) -> Turn:

@@ -59,9 +59,18 @@ def closing_lines(
         lines += breakdown(record_dir / "run.jsonl", out["attempt"])
     if outcome != "completed" and out.get("go_on"):
         lines.append(f"  go on:   {out['go_on']}")
+    if out.get("report_error"):
+        lines.append(f"  report:  none: {_first_line(out['report_error'])}")
+    elif out.get("report"):
+        lines.append(f"  report:  {relative(out['report'])}")
     if record_dir is not None:
         lines.append(f"  records: {relative(record_dir)}")
     return lines
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0] + " …" if len(lines) > 1 else (lines[0] if lines else "")
 
 
 def totals(out: dict[str, Any], record_dir: Path | None) -> str:

@@ -86,9 +86,10 @@ def detail(run: RunDetail, now: float | None = None) -> str:
         f"  started:  {when(data['started'])}, last moved {ago(now - run.moved)}",
         f"  cost:     {money(data['cost'])}",
         f"  record:   {data['record']}",
-        "",
-        "attempts",
     ]
+    if data["report"]:
+        lines.append(f"  report:   {data['report']}")
+    lines += ["", "attempts"]
     attempt_rows = [
         [
             a["attempt"],
