@@ -2,7 +2,9 @@
 
 Here the agents are small scripts in agents/, run by the `exec` runtime, so the example needs
 no login and costs nothing. Give a stage's agent `runtime="claude"` or `runtime="codex"` and
-the workflow is the same: only who answers changes.
+the workflow is the same: only who answers changes. Each stage's result and each agent's answer
+is a pydantic model (`pip install 'awf[pydantic]'`): `plan.branch` is checked by your type
+checker, and the record holds plain JSON.
 
     awf run fix_issue.py --id 212 -- "#212: dates before 1970 parse as null"
     awf run fix_issue.py --id 212 --continue
@@ -11,31 +13,32 @@ the workflow is the same: only who answers changes.
 import sys
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict
+
 import awf
 
 AGENTS = Path(__file__).resolve().parent / "agents"
 
-PLAN = {
-    "type": "object",
-    "required": ["branch", "steps"],
-    "additionalProperties": False,
-    "properties": {"branch": {"type": "string"}, "steps": {"type": "array", "items": {"type": "string"}}},
-}
-BUILT = {
-    "type": "object",
-    "required": ["commit", "summary"],
-    "additionalProperties": False,
-    "properties": {"commit": {"type": "string"}, "summary": {"type": "string"}},
-}
-VERDICT = {
-    "type": "object",
-    "required": ["approved", "findings"],
-    "additionalProperties": False,
-    "properties": {"approved": {"type": "boolean"}, "findings": {"type": "array", "items": {"type": "string"}}},
-}
+
+class Plan(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # an answer with a field the plan does not have is refused
+    branch: str
+    steps: list[str]
 
 
-def script(name: str) -> dict:
+class Built(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    commit: str
+    summary: str
+
+
+class Verdict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    approved: bool
+    findings: list[str]
+
+
+def script(name: str) -> dict[str, object]:
     """An agent that is a Python script: it reads its prompt on stdin and answers with `awf answer`."""
     return {"harness": "exec", "command": [sys.executable, str(AGENTS / name)]}
 
@@ -45,36 +48,36 @@ def script(name: str) -> dict:
     description="Plan, build and review a fix.",
     version="1.0.0",
     prepare=lambda argv: {"issue": " ".join(argv)},
-    present=lambda verdict: "approved" if verdict["approved"] else "changes asked: " + "; ".join(verdict["findings"]),
+    present=lambda verdict: "approved" if verdict.approved else "changes asked: " + "; ".join(verdict.findings),
 )
-async def fix_issue(wf: awf.Context, issue: str):
-    async def make_plan():
+async def fix_issue(wf: awf.Context, issue: str) -> Verdict:
+    async def make_plan() -> Plan:
         planner = await wf.agents.open(key="planner", runtime=script("planner.py"))
         turn = await planner.run(
-            prompt=f"Plan a fix for {issue}. Name the branch you will work on.", schema=PLAN, timeout=120
+            prompt=f"Plan a fix for {issue}. Name the branch you will work on.", schema=Plan, timeout=120
         )
         if not turn.outcome.answered:
             wf.stop(f"no plan: {turn.outcome.reason}")
         return turn.outcome.value
 
-    plan = await wf.stage("plan", make_plan, result=PLAN, summary=lambda p: p["branch"])
+    plan = await wf.stage("plan", make_plan, result=Plan, summary=lambda p: p.branch)
 
-    async def build():
+    async def build() -> Built:
         builder = await wf.agents.open(key="builder", runtime=script("builder.py"))
-        prompt = "\n".join([f"On {plan['branch']}, carry out:", *plan["steps"], "Commit, and give the commit."])
-        turn = await builder.run(prompt=prompt, schema=BUILT, timeout=120)
+        prompt = "\n".join([f"On {plan.branch}, carry out:", *plan.steps, "Commit, and give the commit."])
+        turn = await builder.run(prompt=prompt, schema=Built, timeout=120)
         if not turn.outcome.answered:
             wf.stop(f"not built: {turn.outcome.reason}")
         return turn.outcome.value
 
-    built = await wf.stage("implement", build, result=BUILT, summary=lambda b: f"{b['commit']} {b['summary']}")
+    built = await wf.stage("implement", build, result=Built, summary=lambda b: f"{b.commit} {b.summary}")
 
-    async def review():
+    async def review() -> Verdict:
         reviewer = await wf.agents.open(key="reviewer", runtime=script("reviewer.py"))
         # A continue's agents are new: the prompt names everything the reviewer needs.
         turn = await reviewer.run(
-            prompt=f"Review commit {built['commit']} on {plan['branch']} as a fix for {issue}.",
-            schema=VERDICT,
+            prompt=f"Review commit {built.commit} on {plan.branch} as a fix for {issue}.",
+            schema=Verdict,
             timeout=120,
         )
         if not turn.outcome.answered:
@@ -84,6 +87,6 @@ async def fix_issue(wf: awf.Context, issue: str):
     return await wf.stage(
         "review",
         review,
-        result=VERDICT,
-        summary=lambda v: "approved" if v["approved"] else f"{len(v['findings'])} findings",
+        result=Verdict,
+        summary=lambda v: "approved" if v.approved else f"{len(v.findings)} findings",
     )
