@@ -564,7 +564,7 @@ def _run_claimed(
     return ending
 
 
-def _report(workflow: Workflow, ending: Ending, state: AttemptState, out: dict[str, Any], cwd: Path) -> Written:
+def _report(workflow: Workflow[Any], ending: Ending, state: AttemptState, out: dict[str, Any], cwd: Path) -> Written:
     """The workflow's report of this ending, run in the run's folder as the workflow was."""
     entered = tuple(
         StageEntered(

@@ -147,7 +147,8 @@ def read_run(
             report = item
     stages = [_stage(entry, written, record_dir) for entry in out.get("stages") or []]
     ending = Ending(out["outcome"], out["exit_code"], out.get("stage"), out.get("reason"), out.get("go_on"))
-    run = Run(ending, attempt, stages, agents, turns, logs, out.get("needs"), notices, record_dir, out, error, value)
+    needs = out.get("needs")
+    run: Run[Any] = Run(ending, attempt, stages, agents, turns, logs, needs, notices, record_dir, out, error, value)
     run.report, run.report_error = report.get("text"), report.get("error")
     return run
 
