@@ -11,7 +11,8 @@ For workflow authors::
 The modules, one job each: spec (what an agent is opened with), handles (`wf.agents` and an
 Agent), turns (a turn from prompt to outcome, the same for every harness), channel (the files
 `awf answer` writes through), answers (reading and checking an answer), prompts (how-to-answer
-and the recovery prompt), processes (process groups, recorded and ended), leftovers (agents a
+and the recovery prompt), processes (process groups, recorded and ended), output (an agent's
+output on disk, kept to its runtime's "max_output"), leftovers (agents a
 crash left running), registry (finding a harness), harness (the interface below), and one
 module per harness: harness_exec, and later harness_claude, harness_codex. panes (an agent's
 program in a terminal pane), multiplexer and mux_tmux (the terminal multiplexer behind it), and

@@ -535,7 +535,7 @@ def _run_claimed(
     if ending.waits is not None:
         out["waits"] = ending.waits
     if workflow.report is not None:
-        written = _report(workflow, ending, state, out, claimed.cwd)
+        written = _report(workflow, ending, state, claimed.cwd)
         out["report"] = str(written.path) if written.path else None
         if written.error:
             out["report_error"] = written.error
@@ -564,7 +564,7 @@ def _run_claimed(
     return ending
 
 
-def _report(workflow: Workflow[Any], ending: Ending, state: AttemptState, out: dict[str, Any], cwd: Path) -> Written:
+def _report(workflow: Workflow[Any], ending: Ending, state: AttemptState, cwd: Path) -> Written:
     """The workflow's report of this ending, run in the run's folder as the workflow was."""
     entered = tuple(
         StageEntered(
@@ -590,7 +590,8 @@ def _report(workflow: Workflow[Any], ending: Ending, state: AttemptState, out: d
     previous = Path.cwd()
     os.chdir(cwd)
     try:
-        return write_report(workflow.report, out.get("value"), told, state.paths)
+        value = ending.value if ending.outcome == outcomes.COMPLETED else None  # as the workflow returned it
+        return write_report(workflow.report, value, told, state.paths)
     finally:
         os.chdir(previous)
 
