@@ -93,5 +93,5 @@ def _one(paths: RunPaths, where: Where, json_out: bool) -> int:
 
         output.result(detail(run))
     for unreadable in run.problems:
-        output.error(f"a stage record cannot be read: {unreadable}")
+        output.error(f"a file of the run cannot be read: {unreadable}")
     return UNREADABLE if run.problems else READ_OK

@@ -51,6 +51,7 @@ class AttemptState:
         self.progress = ProgressLines(paths.log)
         self.attempt = attempt
         self.plan = plan
+        plan.stages_dir = paths.stages
         self.observer = observer
         self.workflow_version = workflow_version
         self.schema_base = schema_base
@@ -276,10 +277,21 @@ class Context:
             )
             folder.write_stage_record(state.paths, record)
         if decision.how == "reused":
+            # The line a person sees is made from the value handed back: the file may have been
+            # edited since its summary was written. The log keeps the new one only when it differs.
+            fresh: dict[str, Any] = {}
+            if record is not None and summary is not None:
+                shown = _summary_text(summary, decision.value)
+                if shown != record.get("summary"):
+                    record, fresh = {**record, "summary": shown}, {"summary": shown}
             # Not fsynced: it only tells a watcher; the record it names is already durable.
             state.progress.append(
                 folder.entry(
-                    "stage-reused", attempt=state.attempt, stage=name, recorded_by=(record or {}).get("attempt")
+                    "stage-reused",
+                    attempt=state.attempt,
+                    stage=name,
+                    recorded_by=(record or {}).get("attempt"),
+                    **fresh,
                 )
             )
         state.stage_list.append(
@@ -288,6 +300,7 @@ class Context:
                 "how": decision.how,
                 "outcome": "succeeded",
                 "attempt": (record or {}).get("attempt", state.attempt),
+                "summary": (record or {}).get("summary"),
             }
         )
         state.stage_values[name] = (record or {}).get("value")
@@ -341,17 +354,19 @@ class Context:
         except Stop as stop:
             # Still pending: it is dropped if the workflow catches it and carries on.
             stop.stage = name
-            self._finish(name, "stopped", started_at, reason=stop.reason)
+            self._finish(name, "stopped", started_at, schema=schema, reason=stop.reason)
             raise
         except Park:
             raise  # the stage has not finished: no record, so the wake that answers the wait redoes it
         except asyncio.CancelledError:
             state.cancelled_in = name
-            self._finish(name, "failed", started_at, reason=state.cancel_reason or "cancelled")
+            self._finish(name, "failed", started_at, schema=schema, reason=state.cancel_reason or "cancelled")
             raise
         except BaseException as error:
             mark_stage(error, name)
-            self._finish(name, "failed", started_at, reason=f"{type(error).__name__}: {error}", error=error)
+            self._finish(
+                name, "failed", started_at, schema=schema, reason=f"{type(error).__name__}: {error}", error=error
+            )
             raise
         finally:
             state.current_stage = None
@@ -359,11 +374,11 @@ class Context:
         if dropped is not None:
             state.pending_stop = None
             reason = f"stop was caught: {dropped.reason!r} was raised by wf.stop and then dropped"
-            self._finish(name, "failed", started_at, reason=reason)
+            self._finish(name, "failed", started_at, schema=schema, reason=reason)
             raise mark_stage(WorkflowError(reason), name)
         plain, handed, problem = self._checked(name, value, schema)
         if problem:
-            self._finish(name, "failed", started_at, reason=problem)
+            self._finish(name, "failed", started_at, schema=schema, reason=problem)
             raise mark_stage(StageValueError(problem), name)
         self._finish(name, "succeeded", started_at, value=plain, handed=handed, schema=schema, summary=summary)
         return handed
@@ -435,7 +450,9 @@ class Context:
         state = self._state
         record = self._record(name, outcome, started=started, **fields)
         folder.write_stage_record(state.paths, record)
-        state.stage_list.append({"stage": name, "how": "ran", "outcome": outcome, "attempt": state.attempt})
+        state.stage_list.append(
+            {"stage": name, "how": "ran", "outcome": outcome, "attempt": state.attempt, "summary": record["summary"]}
+        )
         state.stage_values[name] = record["value"]
         state.observer.stage_ended(record, time.time() - started)
 

@@ -7,7 +7,9 @@ one --from-stage names. From there every stage runs. This module decides; it wri
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..record.errors import RecordError
@@ -78,6 +80,8 @@ class StagePlan:
     # A run with events: succeeded records are reused for the rest of the run, whatever version.
     events: bool = False
     redo: RedoMark | None = None
+    # The run's stages folder, to name a record's file in a complaint about it.
+    stages_dir: Path | None = None
 
     def enter(self, name: str, schema: Schema | None) -> Decision:
         self.entered.append(name)
@@ -140,16 +144,17 @@ class StagePlan:
 
     def _stale(self, name: str, record: dict[str, Any], schema: Schema | None) -> str | None:
         recorded, now = record.get("workflow_version"), self.code_version
+        file = self.record_file(name)
         if not self.events and recorded and now and version_key(recorded) != version_key(now):
             return (
-                f"stage {name} was recorded by version {recorded} of the workflow, and the code is version {now}; "
-                "a record of another major version may not mean what the code expects"
+                f"stage {name} was recorded by version {recorded} of the workflow ({file}), and the code is "
+                f"version {now}; a record of another major version may not mean what the code expects"
             )
         had_result = record.get("has_result", True)
         if schema is None and had_result and record.get("value") is not None:
-            return f"stage {name} no longer declares a result, but its record holds a value"
+            return f"stage {name} no longer declares a result, but its record ({file}) holds a value"
         if schema is not None and not had_result:
-            return f"stage {name} now declares a result, but it was recorded without one"
+            return f"stage {name} now declares a result, but it was recorded without one ({file})"
         return None
 
     def _reuse(self, name: str, record: dict[str, Any], schema: Schema | None) -> Decision:
@@ -161,9 +166,22 @@ class StagePlan:
         if schema is not None:
             value, problem = schema.load(plain)
             if problem:
-                return Halt(f"the recorded value of stage {name} no longer fits its result: {problem}", redo=name)
+                file = self.record_file(name)
+                return Halt(
+                    f"the recorded value of stage {name} ({file}) no longer fits its result: {problem}", redo=name
+                )
         self.reused.append(name)
         return Reuse(value, record, "reused", plain)
+
+    def record_file(self, name: str) -> str:
+        """Where stage `name`'s record is, as short as it reads from here."""
+        if self.stages_dir is None:
+            return f"stages/{name}.json"
+        path = self.stages_dir / f"{name}.json"
+        try:
+            return os.path.relpath(path)
+        except ValueError:
+            return str(path)
 
     def never_reached(self) -> list[str]:
         """Recorded stages this attempt did not enter: where a mistyped or renamed stage hides."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from .clock import age, iso
 from .errors import RecordError
-from .folder import Attempt, History, read_history, read_stage_records
+from .folder import Attempt, History, read_history, read_json_file, read_stage_records
 from .layout import RUNS_DIR, RunPaths
 from .log import read_lines
 from .summary import turn_cost
@@ -26,6 +26,11 @@ class RunDetail:
     cost_by_attempt: dict[int, float] = field(default_factory=dict)
     moved: float = 0.0
     go_on: str | None = None
+    # Stages whose file no longer holds the record run.jsonl holds for it: edited by hand, with
+    # the summary a continue made of the edited value since, where one did.
+    edited: dict[str, str | None] = field(default_factory=dict)
+    # The files (or lines of run.jsonl) that could not be read; the rest is shown without them.
+    unreadable: list[RecordError] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -37,7 +42,7 @@ class RunDetail:
 
     @property
     def problems(self) -> list[RecordError]:
-        return [record for record in self.stages.values() if isinstance(record, RecordError)]
+        return [*self.unreadable, *(record for record in self.stages.values() if isinstance(record, RecordError))]
 
     def as_json(self) -> dict[str, Any]:
         run = self.history.run
@@ -58,25 +63,54 @@ class RunDetail:
             "attempts": [
                 attempt_json(attempt, self.cost_by_attempt.get(attempt.number)) for attempt in self.history.attempts
             ],
-            "stages": [stage_json(name, record) for name, record in self.stages.items()],
+            "stages": [self.stage_json(name) for name in self.stages],
             "go_on": self.go_on,
             "report": str(self.paths.report) if self.paths.report.exists() else None,
+            "problems": [{"file": str(problem.path), "problem": problem.problem} for problem in self.problems],
         }
+
+    def stage_json(self, name: str) -> dict[str, Any]:
+        item = stage_json(name, self.stages[name])
+        if name in self.edited:
+            item["edited"] = True
+            item["summary"] = self.edited[name] or item.get("summary")
+        return item
 
 
 def read_detail(paths: RunPaths, here: Path | None = None) -> RunDetail:
     """Read one run whole. Raises FileNotFoundError when it has no log, RecordError when the log
-    cannot be read; an unreadable stage record is kept as its error, to be shown beside the rest."""
-    history = read_history(paths)
+    cannot be read at all. A damaged line of the log, an unreadable stage record, out.json or
+    attempt.pid is kept as its error, to be shown beside the rest."""
+    unreadable: list[RecordError] = []
+    history = read_history(paths, problems=unreadable)
     moved = paths.log.stat().st_mtime
     costs: dict[int, float] = {}
-    for line in read_lines(paths.log):
-        if line.kind == "turn":
+    logged: dict[str, dict[str, Any]] = {}  # the last record the log holds for each stage
+    shown: dict[str, str | None] = {}  # and the summary a continue made of its value since
+    for line in read_lines(paths.log, problems=[]):
+        kind = line.kind
+        if kind == "turn":
             cost = turn_cost(line.entry)
             if cost is not None:
                 number = line.entry.get("attempt") or 0
                 costs[number] = costs.get(number, 0.0) + cost
-    detail = RunDetail(paths, history, read_stage_records(paths), costs, moved)
+        elif kind == "stage":
+            logged[line.entry["stage"]] = line.entry["record"]
+            shown.pop(line.entry["stage"], None)
+        elif kind == "stage-reused" and "summary" in line.entry:
+            shown[line.entry["stage"]] = line.entry["summary"]
+    stages = read_stage_records(paths)
+    detail = RunDetail(paths, history, stages, costs, moved, unreadable=unreadable)
+    for name, record in stages.items():
+        if isinstance(record, dict) and name in logged and record != logged[name]:
+            detail.edited[name] = shown.get(name)
+    for file, kind in ((paths.out, "out"), (paths.pid, "attempt-pid")):
+        try:
+            read_json_file(file, kind)
+        except FileNotFoundError:
+            continue
+        except RecordError as problem:
+            unreadable.append(problem)
     detail.go_on = go_on_command(history, paths, here or Path.cwd())
     return detail
 

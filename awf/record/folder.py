@@ -139,13 +139,14 @@ HISTORY_KINDS = frozenset({"run", "attempt-start", "attempt-end", "stage-start",
 _STAGE_LINE = re.compile(rb'\{"version": \d+, "kind": "stage(?:-start)?", "at": "[^"]*", "attempt": (\d+),')
 
 
-def read_history(paths: RunPaths, *, ended_stages: bool = True) -> History:
+def read_history(paths: RunPaths, *, ended_stages: bool = True, problems: list[RecordError] | None = None) -> History:
     """Read the whole log of a run into its attempts.
 
     With `ended_stages=False` the stage lines of attempts that have an ending are passed over
     unread (their Attempt lists no stages): only an attempt that
     never ended needs its stages, to tell the one it was in, and a continue of a run of thousands
-    of stages would read two lines for each.
+    of stages would read two lines for each. Given `problems`, a damaged line is added to it and
+    passed over (see read_lines).
     """
     keep: Callable[[bytes], bool] | None = None
     if not ended_stages:
@@ -162,7 +163,7 @@ def read_history(paths: RunPaths, *, ended_stages: bool = True) -> History:
         keep = of_open_attempt
     run: dict[str, Any] | None = None
     attempts: dict[int, Attempt] = {}
-    for line in read_lines(paths.log, kinds=HISTORY_KINDS, keep=keep):
+    for line in read_lines(paths.log, kinds=HISTORY_KINDS, keep=keep, problems=problems):
         item = line.entry
         kind = item["kind"]
         if kind == "run":

@@ -38,6 +38,7 @@ def read_lines(
     validate: bool = True,
     kinds: frozenset[str] | None = None,
     keep: Callable[[bytes], bool] | None = None,
+    problems: list[RecordError] | None = None,
 ) -> Iterator[Line]:
     """The entries of `path` from byte `start` on (only those of `kinds`, when given).
 
@@ -45,7 +46,8 @@ def read_lines(
     does not parse or fit its schema is an error naming the file and the line. With `kinds`, a
     line that plainly is of another kind is passed over unread: a history of many attempts is
     read at each one's start, and most of its lines are of no use there. `keep` does the same
-    for the lines (as bytes) it says False of.
+    for the lines (as bytes) it says False of. Given `problems`, a line that does not parse or fit
+    is added to it and passed over, so a reader can show the rest.
     """
     try:
         with open(path, "rb") as handle:
@@ -72,10 +74,18 @@ def read_lines(
         where = f"the line at byte {line_offset} "
         try:
             entry = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise RecordError(path, f"{where}is not JSON ({error.msg if hasattr(error, 'msg') else error})") from None
-        if validate:
-            check("log-entry", entry, path, where)
+            if validate:
+                check("log-entry", entry, path, where)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecordError) as error:
+            problem = (
+                error
+                if isinstance(error, RecordError)
+                else RecordError(path, f"{where}is not JSON ({error.msg if hasattr(error, 'msg') else error})")
+            )
+            if problems is None:
+                raise problem from None
+            problems.append(problem)
+            continue
         yield Line(line_offset, entry)
 
 

@@ -100,7 +100,9 @@ class Replay:
                 ]
             )
         elif kind == "stage-reused":
-            self._reused([entry["stage"]])
+            # A summary here was made from the value handed back, which a person may have edited.
+            fresh = {"summary": entry["summary"]} if "summary" in entry else {}
+            self._reused([entry["stage"]], fresh)
         elif kind == "stage-start":
             self.stage = entry["stage"]
             view.stage_started(entry["stage"], None)
@@ -135,13 +137,15 @@ class Replay:
         elif kind == "attempt-end":
             self.end = entry
 
-    def _reused(self, names: list[str]) -> None:
+    def _reused(self, names: list[str], fresh: dict[str, Any] | None = None) -> None:
         for name in names:
             if name in self.announced:
                 continue
             self.announced.add(name)
             self.stages.append({"stage": name, "how": "reused"})
             record = self.earlier.get(name)
+            if record is not None and fresh:
+                record = {**record, **fresh}
             self.view.stage_reused(name, (record or {}).get("value"), record, "reused")
 
     def look_at_turns(self) -> None:

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from ..record.clock import parse_iso
-from ..record.detail import RunDetail, stage_json
+from ..record.detail import RunDetail
 from ..record.summary import RunSummary
 
 
@@ -106,14 +106,15 @@ def detail(run: RunDetail, now: float | None = None) -> str:
     lines += ["", "stages"]
     if run.stages:
         stage_rows = []
-        for name, record in run.stages.items():
-            item = stage_json(name, record)
+        for name in run.stages:
+            item = run.stage_json(name)
             if "problem" in item:
                 stage_rows.append([name, "unreadable", "-", "-", item["problem"]])
                 continue
             seconds = item["age"]
             said = item["summary"] if item["outcome"] == "succeeded" else item["reason"]
-            stage_rows.append([name, item["outcome"], item["attempt"], ago(seconds), said or ""])
+            outcome = f"{item['outcome']}, edited" if item.get("edited") else item["outcome"]
+            stage_rows.append([name, outcome, item["attempt"], ago(seconds), said or ""])
         lines += _indent(columns(["stage", "outcome", "attempt", "age", "summary"], stage_rows))
     else:
         lines.append("  (no stage recorded)")
