@@ -132,8 +132,10 @@ def test_json_needs_hold_each_stages_full_schema(project: Project):
 def test_a_new_run_at_a_stage_it_never_reaches_is_refused_and_leaves_no_folder(project: Project):
     write_pipe(project)
     result = project.awf("run", "pipe.py", "--id", "r1", "--from-stage", "biuld")
-    assert result.code == 2 and "never reaches that stage" in result.stderr
-    assert "plan, review, notify, build" in result.stderr
+    assert result.code == 2
+    assert result.stderr == (
+        "awf: --from-stage biuld: no such stage; did you mean build? the workflow enters: plan, review, notify, build\n"
+    )
     assert not project.run_dir("pipe", "r1").exists()
 
 
@@ -218,12 +220,52 @@ def test_a_redo_that_stops_part_way_leaves_the_later_stages_to_run_again(project
     ]
 
 
-def test_a_from_stage_with_no_record_is_warned_and_one_never_reached_stops_listing_the_rest(project: Project):
+def test_a_mistyped_from_stage_is_refused_naming_the_near_miss_and_records_nothing(project: Project):
     completed_run(project)
-    result = continue_run(project, "--from-stage", "biuld")
+    before = (project.run_dir("pipe", "r1") / "run.jsonl").read_bytes()
+    for args in (("--from-stage", "buidl"), ("--from-stage", "buidl", "--plan")):
+        result = project.awf("run", "pipe.py", "--id", "r1", "--continue", *args)
+        assert result.code == 2, result.stderr
+        assert result.stderr == (
+            "awf: --from-stage buidl: no such stage; did you mean build? recorded: plan, review, notify, build\n"
+        )
+    far = project.awf("run", "pipe.py", "--id", "r1", "--continue", "--from-stage", "deploy")
+    assert far.code == 2 and "no such stage; recorded: plan, review, notify, build" in far.stderr
+    assert (project.run_dir("pipe", "r1") / "run.jsonl").read_bytes() == before
+    # No attempt number was used up: the next attempt is 2.
+    assert continue_run(project, "--from-stage", "build").out["attempt"] == 2
+
+
+@pytest.mark.parametrize("bad", ["../x", "a/b", "Build", "..", ""])
+def test_a_from_stage_that_cannot_be_a_stage_name_is_refused_before_anything(project: Project, bad: str):
+    completed_run(project)
+    before = (project.run_dir("pipe", "r1") / "run.jsonl").read_bytes()
+    result = project.awf("run", "pipe.py", "--id", "r1", "--continue", "--from-stage", bad)
+    assert result.code == 2 and f"awf: --from-stage {bad}: stage name" in result.stderr
+    assert (project.run_dir("pipe", "r1") / "run.jsonl").read_bytes() == before
+    fresh = project.awf("run", "pipe.py", "--id", "r2", "--from-stage", bad)
+    assert fresh.code == 2 and not project.run_dir("pipe", "r2").exists()
+
+
+def test_a_from_stage_the_look_ahead_cannot_see_past_is_warned_once_and_stops_if_never_reached(project: Project):
+    source = PIPE.format(version="1.0.0", plan_schema=LOOSE_PLAN, plan_name="plan").replace(
+        "    review = await",
+        '    agent = await wf.agents.open(key="triage", runtime={"harness": "exec", "command": ["true"]})\n'
+        '    await agent.run(prompt="triage")\n'
+        "    review = await",
+    )
+    project.write("pipe.py", source)
+    assert project.awf("run", "pipe.py", "--id", "r1").code == 0
+    result = continue_run(project, "--from-stage", "deploy")
     assert result.code == 3
-    assert "this run has no record of that stage" in result.stderr
-    assert "never reached --from-stage biuld" in result.out["reason"]
+    assert result.stderr.count("this run has no record of that stage") == 1
+    assert "the look-ahead cannot see whether the workflow reaches it" in result.stderr
+    assert "recorded stages it never reached: none" in result.out["reason"]
+    # No single stage fits: the choices are listed, and no command guesses.
+    assert result.out["go_on"] is None
+    assert "no single stage fits: redo from one of the stages the workflow enters (plan, review, notify, build)" in (
+        result.stderr
+    )
 
 
 def test_an_attempt_that_ends_before_its_from_stage_goes_on_with_the_same_from_stage(project: Project):
@@ -329,6 +371,21 @@ def test_after_a_rename_from_stage_of_the_old_name_lists_the_recorded_stages_nev
     assert result.code == 3
     assert "never reached --from-stage plan" in result.out["reason"]
     assert "recorded stages it never reached: plan" in result.out["reason"]
+    # The command that goes on names the stage that exists now, never the one that just missed.
+    assert result.out["go_on"].endswith("--continue --from-stage planning")
+    assert continue_run(project, "--from-stage", "planning").code == 0
+
+
+def test_after_a_rename_the_go_on_names_the_new_stage_even_when_it_is_not_a_near_miss(project: Project):
+    completed_run(project)
+    write_pipe(project, plan_name="design")
+    result = continue_run(project, "--from-stage", "plan")
+    assert result.code == 3
+    # design has no record, so the attempt would stop for its value: the rename is what it says.
+    assert "recorded stages it never reached: plan" in result.out["reason"]
+    assert result.out["go_on"].endswith("--continue --from-stage design")
+    again = continue_run(project, "--from-stage", "design")
+    assert again.code == 0 and [s["how"] for s in again.out["stages"]] == ["ran", "ran", "ran", "ran"]
 
 
 def test_a_removed_stage_is_never_asked_for_and_its_record_stays(project: Project):
@@ -385,7 +442,13 @@ def test_a_crash_inside_the_redone_stage_leaves_the_redo_to_the_next_continue(pr
     (project.path / "hang-review").unlink()
     result = continue_run(project)
     assert result.code == 0, result.stderr
-    assert "was interrupted while redoing from stage review" in result.stderr
+    # Named once, clearly: which attempt, that this one redoes from that stage; it had no --values.
+    notices = [line for line in result.stderr.splitlines() if line.startswith("!")]
+    assert len(notices) == 1, result.stderr
+    assert notices[0].startswith(f"! attempt 2 was interrupted in stage review: its process (pid {process.pid})")
+    assert notices[0].endswith(
+        "while redoing from stage review (--from-stage review); this attempt redoes from stage review again"
+    )
     assert [(s["stage"], s["how"]) for s in result.out["stages"]] == [
         ("plan", "reused"),
         ("review", "ran"),
@@ -411,6 +474,10 @@ def test_the_crashed_redo_does_not_carry_its_values(project: Project):
     (project.path / "hang-review").unlink()
     result = continue_run(project)
     assert result.code == 3
+    notices = [line for line in result.stderr.splitlines() if line.startswith("!")]
+    assert len(notices) == 1 and notices[0].endswith(
+        "this attempt redoes from stage review again, without that attempt's --values"
+    ), result.stderr
     assert "plan: {doc: string}" in result.out["reason"]
     assert result.out["go_on"].endswith("--from-stage review --values values.json")
 
@@ -434,3 +501,85 @@ def test_the_look_ahead_asks_no_agent_and_says_where_it_could_not_see_past(proje
     assert set(result.out["needs"]) == {"plan"}
     assert "an agent is asked between stages" in result.out["reason"]
     assert not (project.path / "asked").exists()
+
+
+# --plan prints the command the real attempt prints.
+
+
+def go_on_line(text: str) -> str | None:
+    lines = [line.split("go on:", 1)[1].strip() for line in text.splitlines() if "go on:" in line]
+    return lines[-1] if lines else None
+
+
+def plan_then_real(project: Project, *args: str) -> str:
+    preview = project.awf("run", "pipe.py", *args, "--plan")
+    real = project.awf("run", "pipe.py", *args)
+    assert preview.code == real.code == 3, (preview, real)
+    assert go_on_line(preview.stdout) == go_on_line(real.stderr), (preview.stdout, real.stderr)
+    assert go_on_line(real.stderr)
+    return go_on_line(real.stderr) or ""
+
+
+def test_plan_prints_the_command_the_continue_prints_after_a_stop_between_stages(project: Project):
+    write_pipe(project)
+    check = "    if Path('stop-between').exists():\n        wf.stop('not yet')\n    review = await"
+    project.write("pipe.py", (project.path / "pipe.py").read_text().replace("    review = await", check))
+    (project.path / "stop-between").touch()
+    assert project.awf("run", "pipe.py", "--id", "r1").code == 3
+    # The same stop again, with no stage run: the command redoes the stage the check reads.
+    assert plan_then_real(project, "--id", "r1", "--continue").endswith("--continue --from-stage plan")
+    # Given a --from-stage it never reaches, it is the same check again: both say to redo plan.
+    assert plan_then_real(project, "--id", "r1", "--continue", "--from-stage", "build").endswith("--from-stage plan")
+    # After an attempt that ran a stage, the check stops the redo on its way: the command keeps --from-stage.
+    (project.path / "stop-between").unlink()
+    (project.path / "stop-build").touch()
+    assert project.awf("run", "pipe.py", "--id", "r1", "--continue").code == 3
+    (project.path / "stop-build").unlink()
+    (project.path / "stop-between").touch()
+    go_on = plan_then_real(project, "--id", "r1", "--continue", "--from-stage", "build")
+    assert go_on.endswith("--continue --from-stage build")
+
+
+def test_plan_prints_the_command_the_continue_prints_after_a_major_version_change(project: Project):
+    stopped_in_build(project)
+    write_pipe(project, version="2.0.0")
+    assert plan_then_real(project, "--id", "r1", "--continue").endswith("--continue --from-stage plan")
+
+
+def test_plan_prints_the_command_the_continue_prints_when_a_value_no_longer_fits(project: Project):
+    stopped_in_build(project)
+    write_pipe(project, plan_schema=TIGHT_PLAN)
+    assert plan_then_real(project, "--id", "r1", "--continue").endswith("--continue --from-stage plan")
+
+
+def test_plan_prints_the_command_the_continue_prints_after_a_rename(project: Project):
+    completed_run(project)
+    write_pipe(project, plan_name="design")
+    go_on = plan_then_real(project, "--id", "r1", "--continue", "--from-stage", "plan")
+    assert go_on.endswith("--continue --from-stage design")
+
+
+def test_plan_prints_the_command_a_start_part_way_prints(project: Project):
+    write_pipe(project)
+    go_on = plan_then_real(project, "--id", "r1", "--from-stage", "build")
+    assert go_on == "awf run pipe.py --id r1 --continue --from-stage build --values values.json"
+    (project.path / "values.json").write_text(json.dumps({"plan": {"doc": "d"}}))
+    # A values file that leaves one out: both refuse alike, and neither records anything.
+    args = ("--id", "r1", "--continue", "--from-stage", "build", "--values", "values.json")
+    preview, real = project.awf("run", "pipe.py", *args, "--plan"), project.awf("run", "pipe.py", *args)
+    assert preview.code == real.code == 2 and preview.stderr == real.stderr
+    assert attempts(project, "r1") == 1
+
+
+def test_following_the_start_part_way_steps_exactly_prints_no_warning(project: Project):
+    write_pipe(project)
+    first = project.awf("run", "pipe.py", "--id", "r1", "--from-stage", "build")
+    go_on = go_on_line(first.stderr)
+    assert go_on == "awf run pipe.py --id r1 --continue --from-stage build --values values.json"
+    (project.path / "values.json").write_text(
+        json.dumps({"plan": {"doc": "docs/hand.md"}, "review": {"rounds": 2, "ledger": "seen"}})
+    )
+    done = project.awf(*go_on.split()[1:])
+    assert done.code == 0, done.stderr
+    for result in (first, done):
+        assert not [line for line in result.stderr.splitlines() if line.startswith("!")], result.stderr

@@ -165,7 +165,7 @@ def test_a_script_that_is_not_a_reply_is_refused_at_once():
 def test_a_run_awf_run_would_refuse():
     with pytest.raises(
         Failure,
-        match=re.escape("awf run would refuse this run: --from-stage reveiw: the workflow never reaches that stage"),
+        match=re.escape("awf run would refuse this run: --from-stage reveiw: no such stage; did you mean review?"),
     ):
         run_workflow(fix_issue, args={"issue": ISSUE}, from_stage="reveiw")
     with pytest.raises(Failure, match=re.escape("stage plan: $: 'branch' is a required property")):

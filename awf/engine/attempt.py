@@ -22,6 +22,7 @@ from ..record.layout import RunPaths, run_root_for
 from ..record.liveness import process_start
 from ..record.names import id_problem, stage_name_problem
 from . import attempt_agents, outcomes
+from . import from_stage as from_stage_rules
 from .context import AttemptState, Context, stage_of
 from .durations import format_duration
 from .errors import MissingPackage, Park, PlanStop, Refusal, StageValueError, Stop, WorkflowError
@@ -77,6 +78,7 @@ class Preview:
     from_stage: str | None
     go_on: str
     records: dict[str, Any]
+    preset: Ending | None = None  # the stop the look-ahead already knows the attempt ends with
 
     @property
     def would_stop(self) -> bool:
@@ -93,6 +95,10 @@ def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
 
     With `request.preview`, only look ahead and return what the attempt would do.
     """
+    if request.from_stage is not None:
+        refusal = from_stage_rules.name_refusal(request.from_stage)
+        if refusal:
+            raise Refusal(refusal)
     workflow = request.workflow or load_workflow(request.target)
     cwd = _cwd(request)
     root = run_root_for(cwd, request.run_root)
@@ -118,15 +124,26 @@ def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
 
             mark, from_stage = attempt_events.redo_mark(paths, attempt, request.from_stage)
         else:
-            from_stage = request.from_stage or _inherited_from_stage(history, observer)
+            from_stage = request.from_stage or _inherited_from_stage(history)
         look = None
         if from_stage or request.preview:
             look = _look_ahead(workflow, args, paths, run_cwd, attempt, records, from_stage, values or {}, mark)
+        if look is not None and request.from_stage and look.returned:
+            refusal = from_stage_rules.unknown_refusal(request.from_stage, records, [s.name for s in look.seen])
+            if refusal:
+                raise Refusal(refusal)
+        preset = _check_look_ahead(request, paths, look, from_stage, values, records) if look else None
         if request.preview:
             assert look is not None
-            go_on = request.go_on(paths.id, from_stage=from_stage) if request.resume else ""
-            return Preview(paths.name, attempt, look, from_stage, go_on, records)
-        preset = _check_look_ahead(request, paths, look, from_stage, values, records) if look else None
+            go_on = _preview_go_on(request, paths.id, look, from_stage, preset, history)
+            return Preview(paths.name, attempt, look, from_stage, go_on, records, preset)
+        if claimed is not None:
+            _name_interrupted(claimed.history, observer, paths, request.from_stage, from_stage)
+        if request.resume and request.from_stage and request.from_stage not in records and look and look.ended:
+            observer.notice(
+                f"--from-stage {request.from_stage}: this run has no record of that stage, and the look-ahead "
+                f"cannot see whether the workflow reaches it ({look.ended}); the attempt stops if it never does"
+            )
         if claimed is None:
             claimed = _create(identity, request, workflow)
         ending = _run_claimed(request, workflow, claimed, observer, records, from_stage, values or {}, preset, mark)
@@ -182,7 +199,7 @@ def _read_values(path: Path) -> dict[str, Any]:
     return values
 
 
-def _inherited_from_stage(history: folder.History | None, observer: Observer) -> str | None:
+def _inherited_from_stage(history: folder.History | None) -> str | None:
     """A crash during a --from-stage redo leaves that redo to the next continue."""
     last = history.last if history else None
     if last is None or last.end is not None or last.is_live():
@@ -192,10 +209,6 @@ def _inherited_from_stage(history: folder.History | None, observer: Observer) ->
         return None
     if last.start_point is not None and last.open_stage != from_stage:
         return None  # it got past the stage it redid; a plain continue picks up after it
-    observer.notice(
-        f"attempt {last.number} was interrupted while redoing from stage {from_stage} (--from-stage); "
-        f"this attempt starts at {from_stage} again, without that attempt's --values"
-    )
     return str(from_stage)
 
 
@@ -255,23 +268,17 @@ def _check_look_ahead(
             listed = "\n".join(f"  {problem}" for problem in problems)
             raise Refusal(f"--values {request.values_file} cannot be used; nothing was recorded:\n{listed}")
         return None
-    if look.returned and from_stage:
-        entered = [seen.name for seen in look.seen]
-        if not request.resume:
-            raise Refusal(
-                f"--from-stage {from_stage}: the workflow never reaches that stage with these arguments "
-                f"(it enters: {', '.join(entered) or 'none'}); check the stage's name"
-            )
-        if look.needs:
-            # A renamed stage hides here: say what was never reached rather than ask for values.
-            never = [name for name in records if name not in entered]
-            return Ending(
-                outcomes.STOPPED,
-                outcomes.exit_code(outcomes.STOPPED),
-                {},
-                reason=never_reached_reason(from_stage, never),
-                go_on=request.go_on(paths.id, from_stage=never[0] if never else None),
-            )
+    if look.returned and from_stage and look.needs:
+        # A renamed stage hides here: say what was never reached rather than ask for values.
+        missed = from_stage_rules.never_reached(from_stage, records, [seen.name for seen in look.seen])
+        return Ending(
+            outcomes.STOPPED,
+            outcomes.exit_code(outcomes.STOPPED),
+            {},
+            reason=missed.reason,
+            go_on=request.go_on(paths.id, from_stage=missed.redo) if missed.redo else None,
+            hints=missed.hints,
+        )
     if not look.needs:
         return None
     needs = look.needs
@@ -289,6 +296,28 @@ def _check_look_ahead(
     )
     ending.needs = {seen.name: seen.json_schema for seen in needs}
     return ending
+
+
+def _preview_go_on(
+    request: RunRequest,
+    run_id: str,
+    look: LookAhead,
+    from_stage: str | None,
+    preset: Ending | None,
+    history: folder.History | None,
+) -> str:
+    """The command the attempt `--plan` previews would print, decided as that attempt decides it."""
+    if preset is not None:
+        return preset.go_on or ""
+    if not request.resume:
+        return ""
+    redo = None
+    if look.halt:
+        redo = look.halt[1].redo
+    elif look.stop is not None and look.seen:
+        repeated = _repeated_stop_stage(look.seen[-1].name, [], history)
+        redo = repeated[0] if repeated else None
+    return request.go_on(run_id, from_stage=redo or from_stage)
 
 
 def _cwd(request: RunRequest) -> Path:
@@ -458,12 +487,6 @@ def _run_claimed(
         from . import attempt_events
     started = time.time()
     deadline = started + request.timeout if request.timeout else None
-    _name_interrupted(history, observer, paths)
-    if from_stage and from_stage not in records and request.resume:
-        observer.notice(
-            f"--from-stage {from_stage}: this run has no record of that stage; "
-            "the attempt stops if the workflow never reaches it"
-        )
     folder.append_line(
         paths.log,
         folder.entry(
@@ -596,28 +619,41 @@ def _report(workflow: Workflow[Any], ending: Ending, state: AttemptState, cwd: P
         os.chdir(previous)
 
 
-def _name_interrupted(history: folder.History | None, observer: Observer, paths: RunPaths) -> None:
-    """Each attempt since the last one that ended, which never ended and whose process is gone."""
+def _name_interrupted(
+    history: folder.History | None, observer: Observer, paths: RunPaths, given: str | None, from_stage: str | None
+) -> None:
+    """Each attempt since the last one that ended, which never ended and whose process is gone,
+    once; for the latest, where this attempt starts instead."""
     if history is None:
         return
     trailing: list[folder.Attempt] = []
     for attempt in reversed(history.attempts):
-        if attempt.end is not None:
+        if attempt.end is not None or attempt.is_live():
             break
         trailing.append(attempt)
     for attempt in reversed(trailing):
         where = f" in stage {attempt.open_stage}" if attempt.open_stage else ""
-        observer.notice(
-            f"attempt {attempt.number} was interrupted{where}: it has no ending and its process "
-            f"(pid {attempt.pid}) is gone; this attempt starts at the stage it was in"
+        text = (
+            f"attempt {attempt.number} was interrupted{where}: its process (pid {attempt.pid}) is gone, with no ending"
         )
+        redoing = attempt.flags.get("from_stage")
+        if redoing:
+            text += f", while redoing from stage {redoing} (--from-stage {redoing})"
+        if attempt is trailing[0]:
+            text += "; " + _starts_instead(attempt, given, from_stage)
+        observer.notice(text)
         attempt_agents.name_left_running(paths, attempt.number, observer)
-        from_stage = attempt.flags.get("from_stage")
-        if from_stage and attempt.start_point is not None:
-            observer.notice(
-                f"attempt {attempt.number} was redoing from stage {from_stage} (--from-stage); "
-                "this attempt redoes what it had not finished"
-            )
+
+
+def _starts_instead(crashed: folder.Attempt, given: str | None, from_stage: str | None) -> str:
+    if given:
+        return f"this attempt starts at --from-stage {given}"
+    if from_stage:
+        carried = ", without that attempt's --values" if crashed.flags.get("values") else ""
+        return f"this attempt redoes from stage {from_stage} again{carried}"
+    if crashed.open_stage:
+        return f"this attempt starts at stage {crashed.open_stage}, the stage it was in"
+    return "this attempt starts at the first stage with no succeeded record"
 
 
 @dataclass
@@ -720,10 +756,11 @@ def _ending(
                 reason=f"stop was caught: {stop.reason!r} was raised by wf.stop and then dropped; let it propagate",
             )
         if from_stage and not plan.reached:
-            never = plan.never_reached()
-            return make(
-                outcomes.STOPPED, reason=never_reached_reason(from_stage, never), redo=never[0] if never else None
-            )
+            missed = from_stage_rules.never_reached(from_stage, plan.records, plan.entered)
+            ending = make(outcomes.STOPPED, reason=missed.reason, redo=missed.redo, hints=missed.hints)
+            if missed.redo is None:
+                ending.go_on = None
+            return ending
         plain, problem = _plain(result.value)
         if problem:
             return make(outcomes.FAILED, reason=f"the workflow returned a value out.json cannot hold: {problem}")
@@ -793,27 +830,26 @@ def _parked(
     return ending
 
 
-def never_reached_reason(from_stage: str, never: list[str]) -> str:
-    return (
-        f"the workflow never reached --from-stage {from_stage} (a typo, a renamed stage or a branch not "
-        f"taken); recorded stages it never reached: {', '.join(never) or 'none'}"
-    )
-
-
 def _open_stage(state: AttemptState) -> str | None:
     return state.cancelled_in
 
 
 def _repeated_stop(state: AttemptState, history: folder.History | None) -> tuple[str, str] | None:
+    return _repeated_stop_stage(state.last_stage, state.ran, history)
+
+
+def _repeated_stop_stage(
+    last_stage: str | None, ran: list[str], history: folder.History | None
+) -> tuple[str, str] | None:
     """A continue that ran no stage and stopped between stages where the last attempt did."""
-    if state.ran or history is None or history.last is None or history.last.end is None:
+    if ran or history is None or history.last is None or history.last.end is None:
         return None
     last = history.last.end
     if last["outcome"] != outcomes.STOPPED or last.get("stage") is not None:
         return None
-    if last.get("after") != state.last_stage or state.last_stage is None:
+    if last.get("after") != last_stage or last_stage is None:
         return None
-    stage = state.last_stage
+    stage = last_stage
     return stage, (
         f"attempt {history.last.number} stopped at this same check, and this attempt ran no stage: the check "
         f"sees the value stage {stage} recorded, reused as it was. To redo {stage}, go on with --from-stage {stage}"

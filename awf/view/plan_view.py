@@ -39,7 +39,8 @@ def preview_data(preview: Preview) -> dict[str, Any]:
     elif look.needs:
         data["stop"] = {"stage": preview.from_stage, "reason": "values are needed", "redo": preview.from_stage}
     elif look.returned and preview.from_stage:
-        data["stop"] = {"stage": None, "reason": f"--from-stage {preview.from_stage} is never reached", "redo": None}
+        reason = preview.preset.reason if preview.preset else f"--from-stage {preview.from_stage} is never reached"
+        data["stop"] = {"stage": None, "reason": reason, "redo": None}
     if look.value_problems:
         data["value_problems"] = look.value_problems
     if look.ended:
@@ -75,6 +76,8 @@ def preview_text(preview: Preview) -> str:
     if look.returned:
         if preview.from_stage:
             lines.append(f"  ■ the workflow returns without reaching --from-stage {preview.from_stage}")
+            if preview.preset and preview.preset.reason:
+                lines.append(f"    {preview.preset.reason}")
         else:
             lines.append("  ✓ the workflow returns: every stage it enters would be reused")
     if look.ended:
@@ -82,4 +85,5 @@ def preview_text(preview: Preview) -> str:
     lines.append(f"would {'stop (exit 3)' if preview.would_stop else 'run'}")
     if preview.go_on:
         lines.append(f"go on: {preview.go_on}")
+    lines += [f"note: {hint}" for hint in (preview.preset.hints if preview.preset else [])]
     return "\n".join(lines)
