@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import time
@@ -90,13 +91,23 @@ def test_a_stop_between_stages_changes_no_record_and_a_continue_checks_again(thr
     assert not ran(three, "plan", 3) and ran(three, "implement", 3)
 
 
+def test_a_bare_number_to_timeout_is_seconds(three: Project):
+    mode(three, "implement", "hang")
+    result = three.awf("run", "three.py", "--id", "r1", "--timeout", "1", "--json")
+    assert result.code == 1 and result.out["outcome"] == "timed-out"
+    assert result.out["reason"].startswith("timed out: --timeout 1s passed (at ")
+    assert "--timeout 1s passed" in result.stderr
+
+
 def test_a_timeout_ends_timed_out_and_a_continue_has_no_deadline(three: Project):
     mode(three, "implement", "hang")
     first = three.awf("run", "three.py", "--id", "r1", "--timeout", "1s", "--json")
     assert first.code == 1
     assert first.out["outcome"] == "timed-out" and first.out["stage"] == "implement"
+    # Said as the user gave it, with the time of day it came.
+    assert re.fullmatch(r"timed out: --timeout 1s passed \(at \d\d:\d\d:\d\d\)", first.out["reason"])
     record = three.stage("three", "r1", "implement")
-    assert record["outcome"] == "failed" and "timed out" in record["reason"]
+    assert record["outcome"] == "failed" and record["reason"] == first.out["reason"]
 
     mode(three, "implement", None)
     second = three.awf("run", "three.py", "--id", "r1", "--continue")

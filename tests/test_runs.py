@@ -52,6 +52,19 @@ def test_the_workflows_id_function_names_the_run(project: Project):
     assert project.run_dir("ship-ticket", "ABC-1").is_dir()
 
 
+def test_an_empty_id_from_the_workflows_id_function_says_which_function_and_how_to_go_on(project: Project):
+    project.write("ship.py", SHIP.replace('args["ticket"] or None', 'args["ticket"]'))
+    result = project.awf("run", "ship.py")
+    assert result.code == 2
+    assert result.stderr == (
+        'awf: id(args) returned "" for argv []; give --id, or the arguments the workflow\'s prepare expects\n'
+    )
+    assert not list(project.path.glob(".awf/runs/*/*/run.jsonl"))
+    bad = project.awf("run", "ship.py", "--", "a/b")
+    assert bad.code == 2 and bad.stderr.startswith("awf: id(args) returned 'a/b' for argv [\"a/b\"]: run id 'a/b'")
+    assert project.awf("run", "ship.py", "--id", "given").code == 0
+
+
 def test_a_generated_id_is_local_time_and_four_hex_digits(project: Project):
     project.write("bare.py", NO_PREPARE)
     result = project.awf("run", "bare.py", "--json")

@@ -116,7 +116,11 @@ def run(
     ] = None,
     timeout: Annotated[
         str | None,
-        typer.Option("--timeout", metavar="DURATION", help="End the attempt timed-out after this long (10m, 2h)."),
+        typer.Option(
+            "--timeout",
+            metavar="DURATION",
+            help="End the attempt timed-out after this long (90s, 10m, 2h; a bare number is seconds).",
+        ),
     ] = None,
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="The folder the run works in.")] = None,
     run_root: Annotated[

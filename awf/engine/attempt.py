@@ -336,15 +336,30 @@ def _prepare(workflow: Workflow[Any], argv: list[str]) -> dict[str, Any]:
         raise Refusal(f"prepare refused the arguments {argv}: {type(error).__name__}: {error}") from None
 
 
+def _id_from_args(workflow: Workflow[Any], args: dict[str, Any], argv: list[str]) -> str | None:
+    """The run's id from the workflow's id(args), checked: a refusal says which function gave it."""
+    given = json.dumps(argv, ensure_ascii=False)
+    go_on = "give --id, or the arguments the workflow's prepare expects"
+    try:
+        run_id = workflow.run_id_for(args)
+    except Exception as error:
+        raise Refusal(f"id(args) failed for argv {given}: {type(error).__name__}: {error}; {go_on}") from None
+    if run_id is None:
+        return None
+    if run_id == "":
+        raise Refusal(f'id(args) returned "" for argv {given}; {go_on}')
+    problem = id_problem(run_id, "run id")
+    if problem:
+        raise Refusal(f"id(args) returned {run_id!r} for argv {given}: {problem}; {go_on}")
+    return run_id
+
+
 def _new_identity(request: RunRequest, workflow: Workflow[Any], root: Path, cwd: Path) -> _Identity:
     argv = request.argv or []
     args = dict(request.args) if request.args is not None else _prepare(workflow, argv)
     run_id = request.run_id
     if run_id is None:
-        try:
-            run_id = workflow.run_id_for(args)
-        except Exception as error:
-            raise Refusal(f"the workflow's id(args) failed: {type(error).__name__}: {error}") from None
+        run_id = _id_from_args(workflow, args, argv)
     if run_id is None:
         run_id = generated_id()
     problem = id_problem(run_id, "run id")
@@ -386,7 +401,7 @@ def _create(identity: _Identity, request: RunRequest, workflow: Workflow[Any]) -
 def _claim_continue(request: RunRequest, workflow: Workflow[Any], root: Path, cwd: Path) -> _Claimed:
     run_id = request.run_id
     if run_id is None and request.argv is not None and workflow.id is not None:
-        run_id = workflow.run_id_for(_prepare(workflow, request.argv))
+        run_id = _id_from_args(workflow, _prepare(workflow, request.argv), request.argv)
     if run_id is None:
         raise Refusal("--continue needs the run's --id")
     problem = id_problem(run_id, "run id")
@@ -530,7 +545,7 @@ def _run_claimed(
             ending = preset
             ending.record_dir, ending.workflow = paths.dir, workflow
         else:
-            result = _drive(workflow, context, state, claimed.args, deadline)
+            result = _drive(workflow, context, state, claimed.args, deadline, request.timeout_said())
             ending = _ending(request, workflow, claimed, state, result, history, from_stage)
     finally:
         attempt_agents.end(state)
@@ -666,7 +681,12 @@ class _Result:
 
 
 def _drive(
-    workflow: Workflow[Any], context: Context, state: AttemptState, args: dict[str, Any], deadline: float | None
+    workflow: Workflow[Any],
+    context: Context,
+    state: AttemptState,
+    args: dict[str, Any],
+    deadline: float | None,
+    timeout_said: str | None = None,
 ) -> _Result:
     result = _Result()
 
@@ -685,7 +705,9 @@ def _drive(
 
         def on_deadline() -> None:
             result.timed_out = state.timed_out = True
-            cancel(f"timed out: the attempt passed its deadline ({iso(deadline or 0)})")
+            # As the user gave it, and the time of day it came: sleep counts against a deadline.
+            at = datetime.fromtimestamp(deadline or 0).strftime("%H:%M:%S")
+            cancel(f"timed out: --timeout {timeout_said} passed (at {at})")
 
         interruptions = result.interruptions = Interruptions(on_signal)
         interruptions.install()

@@ -26,6 +26,17 @@ class RunRequest:
     workflow: Any = None
     args: dict[str, Any] | None = None
 
+    def timeout_said(self) -> str | None:
+        """--timeout as the user gave it; in words for a caller in Python that gave only seconds."""
+        if self.timeout is None:
+            return None
+        if self.timeout_text:
+            text = self.timeout_text.strip()
+            return f"{text}s" if text.replace(".", "", 1).isdigit() else text  # a bare number is seconds
+        from .durations import format_duration
+
+        return format_duration(self.timeout)
+
     def go_on(self, run_id: str, *, from_stage: str | None = None, values: str | None = None) -> str:
         """The exact command that adds the next attempt to this run."""
         words = ["awf", "run", self.target, "--id", run_id, "--continue"]
