@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,7 @@ class Host:
     progress: Progress
     cancel_reason: Callable[[], str | None]  # why the attempt is being cancelled, once it is
     timed_out: Callable[[], bool] = lambda: False  # the attempt is cancelled because --timeout passed
+    sandbox: Any = None  # the run's sandbox profile (sandbox_profile.Profile), or None
 
     @property
     def log(self) -> Path:
@@ -78,14 +80,23 @@ class AgentSet:
         self.book = ProcessBook(host.log, host.attempt)
 
     async def open(
-        self, *, key: str, runtime: str | dict[str, Any], instructions: str | None = None, cwd: str | Path | None = None
+        self,
+        *,
+        key: str,
+        runtime: str | dict[str, Any],
+        instructions: str | None = None,
+        cwd: str | Path | None = None,
+        sandbox: str | dict[str, Any] | None = None,
     ) -> Agent:
         """The agent `key`: opened now, or the one this attempt already opened with the same spec.
 
         `runtime` is a harness's name ("claude", "codex") or a dict with a "harness" and its
         settings: {"harness": "exec", "command": [...]}, {"harness": "claude", "model": ...}.
+        `sandbox` confines this agent otherwise than the run's --sandbox: a profile's name
+        ("workspace", "read-only") or a dict of "read", "write" and "network" lists; never beyond
+        what the run's --sandbox allows. None: the run's.
         """
-        spec = make_spec(key, runtime, instructions, cwd, self._host.cwd)
+        spec = make_spec(key, runtime, instructions, cwd, self._host.cwd, sandbox, self._host.sandbox)
         known = self._agents.get(spec.key)
         if known is not None:
             if known.spec != spec:
@@ -110,6 +121,9 @@ class AgentSet:
                 agent.end()
         finally:
             self.book.end()
+            for agent in self._agents.values():
+                if agent.session.sandbox is not None:
+                    agent.session.sandbox.close()
 
 
 class Agent:
@@ -147,6 +161,8 @@ class Agent:
             attempt=host.attempt,
             log=host.log,
         )
+        if spec.sandbox is not None and self.harness is not None:
+            self.session.sandbox = self._sandbox()
         self.turns = 0
         self.busy = False
         self.ends = 0  # how many times it was ended: a turn that sees this change was cancelled
@@ -162,6 +178,22 @@ class Agent:
         if stage is not None:
             fields["stage"] = stage
         folder.append_line(host.log, folder.entry("agent", **fields), sync=False)
+
+    def _sandbox(self) -> Any:
+        from .sandbox import AgentSandbox
+
+        assert self.harness is not None and self.spec.sandbox is not None
+        sandbox = AgentSandbox(
+            self.spec.sandbox,
+            cwd=self.spec.cwd,
+            agent_dir=self.dir,
+            records=self._host.run_dir.parent.parent,
+            harness_env={},
+            endpoints=[],
+        )
+        sandbox.env = self.harness.sandbox_home(self.session, os.environ, sandbox.home)
+        sandbox.endpoints = list(dict.fromkeys(self.harness.endpoints(self.session, os.environ)))
+        return sandbox
 
     def _spawn(self, agent: str, command: Any, *, turn: int | None = None, **options: Any) -> Any:
         return self._book.spawn(agent, command, turn=turn, stage=self._host.stage(), **options)

@@ -62,6 +62,7 @@ class Session:
     run: str = ""  # {workflow}/{id}
     attempt: int = 0
     log: Path | None = None  # the run's run.jsonl
+    sandbox: Any = None  # the agent's sandbox (sandbox.AgentSandbox), or None: it runs unconfined
 
     @property
     def model(self) -> str | None:
@@ -80,10 +81,19 @@ class Session:
         cwd: Path | None = None,
     ) -> AgentProcess:
         """Start a process for this agent: in its own process group, recorded with its pid, and
-        ended with the attempt. A harness starts every process through this."""
+        ended with the attempt; in its sandbox, when it has one. A harness starts every process
+        through this."""
+        command, env = self.confined(command, env)
         return self.spawn_process(
             self.key, command, cwd=cwd or self.cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr, turn=turn
         )
+
+    def confined(self, command: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+        """`command` as it runs in the agent's sandbox, and the clean environment it gets there; as
+        they are for an agent without one."""
+        if self.sandbox is None:
+            return list(command), dict(env)
+        return self.sandbox.wrap(command, env)
 
 
 @dataclass(frozen=True)
@@ -121,6 +131,17 @@ class Harness:
     def missing(self, session: Session, env: Mapping[str, str]) -> str | None:
         """What to install before this agent can run (checked at each turn), or None."""
         return None
+
+    def sandbox_home(self, session: Session, env: Mapping[str, str], home: Path) -> dict[str, str]:
+        """For an agent in a sandbox: put in `home` (a fresh folder of its own, its HOME) only the
+        credential its program needs, copied from where `env` says the operator keeps it, and return
+        the environment the program needs inside (its home, its key, its model's address). Nothing
+        else of `env` reaches it."""
+        return {}
+
+    def endpoints(self, session: Session, env: Mapping[str, str]) -> list[str]:
+        """The host:port of the agent's model API, which its sandbox lets it reach."""
+        return []
 
     async def deliver(self, session: Session, message: Message) -> Stopped:
         """Send `message` to the agent and return once it has stopped working.

@@ -21,10 +21,12 @@ import json
 import re
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from .harness import Harness, Message, PaneProgram, Session, Stopped
-from .headless import Ran, failure, find_program, run_delivery
+from .headless import Ran, copy_private, failure, find_program, run_delivery
+from .sandbox import endpoint_of
 
 DEFAULT_MODEL = "sonnet"  # Claude Code's name for its latest Sonnet
 TESTED_VERSION = "2.1.332"
@@ -33,6 +35,12 @@ INSTALL = "Install Claude Code (npm install -g @anthropic-ai/claude-code)"
 ANSWER_RULE = "Bash(awf answer:*)"
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 _PROMPT_BOX = re.compile(r"^\s*❯(?!\s*\d+\.)", re.M)
+WEB_TOOLS = ("WebSearch", "WebFetch")
+DEFAULT_API = "https://api.anthropic.com"
+CREDENTIALS = ".credentials.json"  # where Claude Code keeps its login on Linux
+# What a sandboxed Claude Code keeps of the environment: its key, its model's address, its settings.
+PASSED_PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_", "DISABLE_")
+PASSED = ("API_TIMEOUT_MS", "MAX_THINKING_TOKENS", "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS")
 
 
 class ClaudeHarness(Harness):
@@ -59,6 +67,22 @@ class ClaudeHarness(Harness):
 
     def missing(self, session: Session, env: Mapping[str, str]) -> str | None:
         return find_program("claude", VARIABLE, env, INSTALL)[1]
+
+    def sandbox_home(self, session: Session, env: Mapping[str, str], home: Path) -> dict[str, str]:
+        """A fresh CLAUDE_CONFIG_DIR holding only the login (.credentials.json), and the ANTHROPIC_,
+        CLAUDE_CODE_ and DISABLE_ settings of the environment (an API key, a base URL)."""
+        config = home / ".claude"
+        config.mkdir(mode=0o700, exist_ok=True)
+        given = env.get("CLAUDE_CONFIG_DIR")
+        own = Path(given).expanduser() if given else Path(env.get("HOME") or Path.home()).expanduser() / ".claude"
+        copy_private(own / CREDENTIALS, config / CREDENTIALS)
+        passed = {key: value for key, value in env.items() if key.startswith(PASSED_PREFIXES) or key in PASSED}
+        passed.pop("CLAUDE_CONFIG_DIR", None)
+        return {**passed, "CLAUDE_CONFIG_DIR": str(config)}
+
+    def endpoints(self, session: Session, env: Mapping[str, str]) -> list[str]:
+        endpoint = endpoint_of(env.get("ANTHROPIC_BASE_URL") or DEFAULT_API)
+        return [endpoint] if endpoint else []
 
     async def deliver(self, session: Session, message: Message) -> Stopped:
         program, problem = find_program("claude", VARIABLE, message.env, INSTALL)
@@ -105,6 +129,9 @@ class ClaudeHarness(Harness):
     def _options(self, session: Session) -> list[str]:
         runtime = session.runtime
         command = ["--allowedTools", ANSWER_RULE]
+        if session.sandbox is not None:
+            # Searched and fetched by the model's side, past the sandbox's network allowlist.
+            command += ["--disallowedTools", *WEB_TOOLS]
         model = runtime.get("model", DEFAULT_MODEL)
         if model:
             command += ["--model", model]

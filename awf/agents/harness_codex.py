@@ -27,22 +27,28 @@ complete, why it failed, and the thread's tokens, so a pane turn has its tokens 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
 import time
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .harness import Harness, Message, PaneProgram, Session, Stopped
-from .headless import failure, find_program, run_delivery
+from .headless import copy_private, failure, find_program, run_delivery
+from .sandbox import endpoint_of
 
 DEFAULT_MODEL = "gpt-6.1-sol"
 TESTED_VERSION = "0.171.0"
 VARIABLE = "AWF_CODEX"
 INSTALL = "Install the Codex CLI (npm install -g @openai/codex)"
 SANDBOXES = ("read-only", "workspace-write", "danger-full-access")
+AUTH, CONFIG = "auth.json", "config.toml"
+PASSED = ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
+OPENAI_ENDPOINTS = ("api.openai.com:443", "chatgpt.com:443")  # an API key's API, and a ChatGPT login's
 DEFAULT_SANDBOX = "workspace-write"
 RECONNECT_LIMIT = 30.0
 # In a pane: the thread's id first on the status line, where awf reads it; then what codex shows by default.
@@ -81,12 +87,34 @@ class CodexHarness(Harness):
     def missing(self, session: Session, env: Mapping[str, str]) -> str | None:
         return find_program("codex", VARIABLE, env, INSTALL)[1]
 
+    def sandbox_home(self, session: Session, env: Mapping[str, str], home: Path) -> dict[str, str]:
+        """A fresh CODEX_HOME holding only the login (auth.json) and the settings (config.toml, which
+        names the model provider), none of the sessions, history or logs; and the environment's
+        OpenAI key, base URL, and the key variables the providers name (env_key)."""
+        config = home / ".codex"
+        config.mkdir(mode=0o700, exist_ok=True)
+        own = codex_home(env)
+        for name in (AUTH, CONFIG):
+            copy_private(own / name, config / name)
+        names = {*PASSED, *_provider_keys(_settings(own, session.runtime))}
+        return {**{name: env[name] for name in sorted(names) if name in env}, "CODEX_HOME": str(config)}
+
+    def endpoints(self, session: Session, env: Mapping[str, str]) -> list[str]:
+        settings = _settings(codex_home(env), session.runtime)
+        providers = settings.get("model_providers")
+        provider = providers.get(settings.get("model_provider") or "openai") if isinstance(providers, dict) else None
+        base = provider.get("base_url") if isinstance(provider, dict) else None
+        if isinstance(base, str) or env.get("OPENAI_BASE_URL"):
+            endpoint = endpoint_of(base if isinstance(base, str) else env["OPENAI_BASE_URL"])
+            return [endpoint] if endpoint else []
+        return list(OPENAI_ENDPOINTS)
+
     async def deliver(self, session: Session, message: Message) -> Stopped:
         program, problem = find_program("codex", VARIABLE, message.env, INSTALL)
         if program is None:
             return Stopped(failed=problem)
         watch = _Reconnects(float(session.runtime.get("reconnect_limit", RECONNECT_LIMIT)))
-        env = {**message.env, **helpers_env(session, message.env)}
+        env = {**message.env, **helpers_env(session, message.env)} if session.sandbox is None else message.env
         ran = await run_delivery(session, message, self.command(program, session), message.text, env=env, watch=watch)
         started = ran.of("thread.started")
         if started and isinstance(started[0].get("thread_id"), str):
@@ -144,7 +172,8 @@ class CodexHarness(Harness):
         session.data[_RESUMED] = bool(session.id)
         if session.id:
             command += ["resume", session.id]
-        return PaneProgram(command, env=helpers_env(session, env), ready=_InputBox(session))
+        extra = helpers_env(session, env) if session.sandbox is None else {}
+        return PaneProgram(command, env=extra, ready=_InputBox(session))
 
     def pane_text(self, session: Session, message: Message, fresh: bool) -> str:
         # The instructions are on its command line, and a resumed thread has the turn's prompt.
@@ -155,14 +184,21 @@ class CodexHarness(Harness):
     def pane_watch(self, session: Session, message: Message) -> _Finished | None:
         if not session.id:
             return None  # its thread is not known: awf goes by the screen
-        return _Finished(session, message, _Rollout(codex_home(message.env), session.id))
+        env = {**message.env, **session.sandbox.env} if session.sandbox is not None else message.env
+        return _Finished(session, message, _Rollout(codex_home(env), session.id))
 
     def _options(self, session: Session) -> list[str]:
         """What `codex exec` and the terminal UI share: sandbox, model, instructions."""
         runtime = session.runtime
         sandbox = runtime.get("sandbox", DEFAULT_SANDBOX)
+        if session.sandbox is not None:
+            # awf's sandbox confines it, and codex's own cannot be made inside it; no web search
+            # from the model's side, past the sandbox's network allowlist.
+            sandbox = "danger-full-access"
         # No login shell: a profile that sets PATH would hide the `awf` awf puts first on it.
         options = ["--sandbox", sandbox, "-c", "allow_login_shell=false"]
+        if session.sandbox is not None:
+            options += ["-c", 'web_search="disabled"']
         if sandbox == "workspace-write":
             options += ["--add-dir", str(session.dir)]  # where `awf answer` writes the answer
         model = runtime.get("model", DEFAULT_MODEL)
@@ -174,6 +210,37 @@ class CodexHarness(Harness):
             # Once, on the thread's first delivery: a resumed thread has them already.
             options += ["-c", f"developer_instructions={json.dumps(session.instructions)}"]
         return options
+
+
+def _settings(home: Path, runtime: Mapping[str, Any]) -> dict[str, Any]:
+    """Codex's settings as it will read them: config.toml, then the runtime's `-c key=value`s."""
+    try:
+        settings = tomllib.loads((home / CONFIG).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        settings = {}
+    extra = list(runtime.get("extra_args") or [])
+    for flag, given in itertools.pairwise(extra):
+        key, _, text = given.partition("=")
+        if flag not in ("-c", "--config") or not key:
+            continue
+        try:
+            value = tomllib.loads(f"value = {text}")["value"]
+        except tomllib.TOMLDecodeError:
+            value = text  # codex takes a value that is not TOML as a string
+        where = settings
+        *parents, last = key.strip().split(".")
+        for part in parents:
+            where = where.setdefault(part, {}) if isinstance(where.get(part, {}), dict) else {}
+        where[last] = value
+    return settings
+
+
+def _provider_keys(settings: Mapping[str, Any]) -> list[str]:
+    """The environment variables the configured model providers read their keys from."""
+    providers = settings.get("model_providers")
+    if not isinstance(providers, dict):
+        return []
+    return [p["env_key"] for p in providers.values() if isinstance(p, dict) and isinstance(p.get("env_key"), str)]
 
 
 def codex_home(env: Mapping[str, str]) -> Path:

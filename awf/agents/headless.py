@@ -43,6 +43,17 @@ def find_program(name: str, variable: str, env: Mapping[str, str], install: str)
     return found, None
 
 
+def copy_private(source: Path, target: Path) -> None:
+    """Copy a credential or a setting into a sandboxed agent's home, readable by its owner only;
+    nothing when there is none."""
+    try:
+        text = source.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    write_atomic(target, text)
+    target.chmod(0o600)
+
+
 def version_of(program: str) -> str | None:
     """What `program --version` prints first, or None."""
     try:

@@ -310,7 +310,7 @@ def _launcher(session: Session, program: PaneProgram, env: Mapping[str, str]) ->
 
     A file, not arguments: the token `awf answer` needs stays out of the process list.
     """
-    given = {**env, **program.env}
+    command, given = session.confined(program.command, {**env, **program.env})
     # The pane lives longer than a turn: `awf answer` finds the turn from the agent's folder.
     given.pop(ENV_TURN, None)
     status = shlex.quote(str(status_file(session)))
@@ -330,7 +330,7 @@ def _launcher(session: Session, program: PaneProgram, env: Mapping[str, str]) ->
         f"rm -f {status}",
         "# The program gets these signals; this shell stays to write down how it ended.",
         "trap : HUP INT QUIT TERM",
-        shlex.join(program.command),
+        shlex.join(command),
         "code=$?",
         f'echo "$code" > {status}',
         'exit "$code"',

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..record.names import agent_key_problem
+from .sandbox_profile import Profile, ProfileError, from_spec
 
 # Where an agent's program runs: headless (no terminal), or in a terminal pane (awf.agents.panes).
 PLACEMENTS = ("headless", "pane")
@@ -27,6 +28,7 @@ class AgentSpec:
     runtime: dict[str, Any]  # always a dict with a "harness"
     instructions: str | None
     cwd: Path
+    sandbox: Profile | None = None  # what confines it: its own sandbox=, else the run's --sandbox
 
     @property
     def harness(self) -> str:
@@ -38,11 +40,18 @@ class AgentSpec:
         return None if model is None else str(model)
 
     def as_record(self) -> dict[str, Any]:
-        return {"runtime": self.runtime, "instructions": self.instructions, "cwd": str(self.cwd)}
+        record: dict[str, Any] = {"runtime": self.runtime, "instructions": self.instructions, "cwd": str(self.cwd)}
+        if self.sandbox is not None:
+            record["sandbox"] = self.sandbox.as_record()
+        return record
 
 
-def make_spec(key: Any, runtime: Any, instructions: Any, cwd: Any, base: Path) -> AgentSpec:
-    """Check what `wf.agents.open` was given and put it in one form; AgentError when it is wrong."""
+def make_spec(
+    key: Any, runtime: Any, instructions: Any, cwd: Any, base: Path, sandbox: Any = None, run_sandbox: Any = None
+) -> AgentSpec:
+    """Check what `wf.agents.open` was given and put it in one form; AgentError when it is wrong.
+
+    `sandbox` is what the workflow asked for this agent, `run_sandbox` the run's --sandbox profile."""
     problem = agent_key_problem(key) if isinstance(key, str) else f"an agent key is a string, not {key!r}"
     if problem:
         raise AgentError(problem)
@@ -51,7 +60,25 @@ def make_spec(key: Any, runtime: Any, instructions: Any, cwd: Any, base: Path) -
     where = base if cwd is None else (base / Path(cwd)).absolute()
     if not where.is_dir():
         raise AgentError(f"agent {key}: its cwd {where} is not a folder")
-    return AgentSpec(key, normal_runtime(key, runtime), instructions, where)
+    return AgentSpec(key, normal_runtime(key, runtime), instructions, where, _sandbox(key, sandbox, run_sandbox, base))
+
+
+def _sandbox(key: str, asked: Any, run: Profile | None, base: Path) -> Profile | None:
+    """The agent's own profile, checked to be within the run's; the run's when it asks for none."""
+    if asked is None:
+        return run
+    try:
+        profile = from_spec(asked, base, f"agent {key}'s sandbox")
+    except ProfileError as error:
+        raise AgentError(str(error)) from None
+    if run is None:
+        return profile
+    if profile is None:
+        raise AgentError(f"agent {key}: sandbox='none' asks for more than the run's --sandbox {run.name} allows")
+    beyond = profile.beyond(run)
+    if beyond:
+        raise AgentError(f"agent {key}'s sandbox asks for more than the run's allows: " + "; ".join(beyond))
+    return profile
 
 
 def normal_runtime(key: str, runtime: Any) -> dict[str, Any]:

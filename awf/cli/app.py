@@ -123,6 +123,14 @@ def run(
         ),
     ] = None,
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="The folder the run works in.")] = None,
+    sandbox: Annotated[
+        str | None,
+        typer.Option(
+            "--sandbox",
+            metavar="PROFILE",
+            help="Confine the run's agents: none, workspace, read-only, or a JSON profile file.",
+        ),
+    ] = None,
     run_root: Annotated[
         Path | None,
         typer.Option("--run-root", metavar="DIR", help="Keep runs here instead of .awf/runs under the cwd."),
@@ -146,6 +154,7 @@ def run(
         values=values,
         timeout=timeout,
         cwd=cwd,
+        sandbox=sandbox,
         run_root=run_root,
         json_out=json_out,
         argv=_passthrough,

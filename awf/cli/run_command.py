@@ -29,6 +29,7 @@ def run_command(
     argv: list[str] | None,
     preview: bool = False,
     color: bool = True,
+    sandbox: str | None = None,
 ) -> int:
     request = RunRequest(
         target=file,
@@ -40,6 +41,7 @@ def run_command(
         from_stage=from_stage,
         values_file=values,
         preview=preview,
+        sandbox=sandbox,
     )
     if timeout is not None:
         try:

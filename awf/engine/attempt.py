@@ -21,7 +21,7 @@ from ..record.errors import RecordError
 from ..record.layout import RunPaths, run_root_for
 from ..record.liveness import process_start
 from ..record.names import id_problem, stage_name_problem
-from . import attempt_agents, outcomes
+from . import attempt_agents, attempt_sandbox, outcomes
 from . import from_stage as from_stage_rules
 from .context import AttemptState, Context, stage_of
 from .durations import format_duration
@@ -166,6 +166,7 @@ class _Claimed:
     cwd: Path
     attempt: int
     history: folder.History | None
+    sandbox: Any = None  # the run's sandbox profile, or None
 
 
 @dataclass
@@ -174,6 +175,7 @@ class _Identity:
     args: dict[str, Any]
     run_fields: dict[str, Any]
     cwd: Path
+    sandbox: Any = None
 
 
 def _read_values(path: Path) -> dict[str, Any]:
@@ -366,12 +368,13 @@ def _new_identity(request: RunRequest, workflow: Workflow[Any], root: Path, cwd:
     if problem:
         raise Refusal(problem)
     paths = RunPaths(root, workflow.name, run_id)
+    sandbox = attempt_sandbox.requested(request.sandbox, cwd)
     run_fields: dict[str, Any] = {
         "workflow": workflow.name,
         "id": run_id,
         "argv": argv,
         "cwd": str(cwd),
-        "sandbox": None,
+        "sandbox": sandbox.as_record() if sandbox is not None else None,
         "file": str(Path(request.target).absolute()),
         "workflow_version": workflow.version,
     }
@@ -382,12 +385,12 @@ def _new_identity(request: RunRequest, workflow: Workflow[Any], root: Path, cwd:
     if request.args is not None:
         run_fields["args"] = dict(request.args)  # given whole by a caller in Python; prepare was not called
     if request.preview:
-        return _Identity(paths, args, run_fields, cwd)
+        return _Identity(paths, args, run_fields, cwd, sandbox)
     try:
         folder.refuse_if_taken(paths)  # early, before any look-ahead; again, race-free, as the folder is made
     except folder.Refused as refused:
         raise Refusal(str(refused)) from None
-    return _Identity(paths, args, run_fields, cwd)
+    return _Identity(paths, args, run_fields, cwd, sandbox)
 
 
 def _create(identity: _Identity, request: RunRequest, workflow: Workflow[Any]) -> _Claimed:
@@ -395,7 +398,7 @@ def _create(identity: _Identity, request: RunRequest, workflow: Workflow[Any]) -
         claim = folder.create_run(identity.paths, identity.run_fields)
     except folder.Refused as refused:
         raise Refusal(str(refused)) from None
-    return _Claimed(identity.paths, claim, identity.args, identity.cwd, 1, None)
+    return _Claimed(identity.paths, claim, identity.args, identity.cwd, 1, None, identity.sandbox)
 
 
 def _claim_continue(request: RunRequest, workflow: Workflow[Any], root: Path, cwd: Path) -> _Claimed:
@@ -425,6 +428,7 @@ def _claim_continue(request: RunRequest, workflow: Workflow[Any], root: Path, cw
             )
         if request.cwd is not None and cwd != recorded_cwd:
             raise Refusal(f"run {paths.name} works in {recorded_cwd}, not {cwd}: a continue keeps the run's --cwd")
+        sandbox = attempt_sandbox.kept(request.sandbox, history.run.get("sandbox"), recorded_cwd, paths.name)
         try:
             args = dict(request.args) if request.args is not None else workflow.prepare_args(recorded_argv)
         except Exception as error:
@@ -444,7 +448,7 @@ def _claim_continue(request: RunRequest, workflow: Workflow[Any], root: Path, cw
         claim.release()
         raise
     number = (last.number if last else 0) + 1
-    return _Claimed(paths, claim, args, recorded_cwd, number, history)
+    return _Claimed(paths, claim, args, recorded_cwd, number, history, sandbox)
 
 
 def _no_such_run(paths: RunPaths) -> str:
@@ -533,7 +537,7 @@ def _run_claimed(
         workflow_version=workflow.version,
         schema_base=workflow.base_dir,
     )
-    attempt_agents.attach(state, cwd=claimed.cwd, deadline=deadline)
+    attempt_agents.attach(state, cwd=claimed.cwd, deadline=deadline, sandbox=claimed.sandbox)
     if workflow.events:
         attempt_events.attach(state, workflow, paths)
     context = Context(state, run_id=paths.id, workflow=workflow.name, cwd=claimed.cwd)

@@ -12,7 +12,7 @@ from .observer import Observer
 from .schema import Schema, load_schema
 
 
-def attach(state: AttemptState, *, cwd: Path, deadline: float | None) -> None:
+def attach(state: AttemptState, *, cwd: Path, deadline: float | None, sandbox: Any = None) -> None:
     """Give the attempt its `wf.agents`, made when the workflow first asks for them: most stages
     open no agent, and awf.agents costs milliseconds to import."""
 
@@ -34,6 +34,7 @@ def attach(state: AttemptState, *, cwd: Path, deadline: float | None) -> None:
                 progress=state.observer,
                 cancel_reason=lambda: state.cancel_reason,
                 timed_out=lambda: state.timed_out,
+                sandbox=sandbox,
             )
         )
 

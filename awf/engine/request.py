@@ -22,6 +22,7 @@ class RunRequest:
     from_stage: str | None = None
     values_file: Path | None = None
     preview: bool = False  # --plan: look ahead, run nothing
+    sandbox: str | None = None  # --sandbox as given: a profile's name or a JSON file
     # For callers in Python (awf.testing): the workflow itself, and its args without prepare.
     workflow: Any = None
     args: dict[str, Any] | None = None

@@ -82,6 +82,7 @@ def detail(run: RunDetail, now: float | None = None) -> str:
         head,
         f"  argv:     {json.dumps(data['argv'], ensure_ascii=False)}",
         f"  cwd:      {data['cwd']}",
+        f"  sandbox:  {_sandbox(data.get('sandbox'))}",
         f"  file:     {data['file'] or '-'}",
         f"  started:  {when(data['started'])}, last moved {ago(now - run.moved)}",
         f"  cost:     {money(data['cost'])}",
@@ -133,3 +134,12 @@ def _flags(flags: dict[str, Any]) -> str:
 
 def _indent(text: str) -> list[str]:
     return ["  " + line.rstrip() for line in text.splitlines()]
+
+
+def _sandbox(record: Any) -> str:
+    """The run's sandbox as one line: its profile, and what it lets agents write and reach."""
+    if not isinstance(record, dict):
+        return "none"
+    write = ", ".join(record.get("write") or []) or "nothing but their own folders"
+    reach = ", ".join(record.get("network") or []) or "only their model"
+    return f"{record.get('profile')} (write {write}; reach {reach})"

@@ -3,8 +3,13 @@
 # ruff: noqa
 VERSION = "2.22.3"
 from decimal import Decimal
+import re
 from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
 
+
+REGEX_PATTERNS = {
+    '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$': re.compile('^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?\\Z')
+}
 
 NoneType = type(None)
 
@@ -44,7 +49,7 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
     if data_is_dict:
         data__missing_keys = set(['attempt', 'agent', 'harness']) - data.keys()
         if data__missing_keys:
-            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'description': 'An agent opened: its key, harness and model, and the spec it was opened with.', 'required': ['attempt', 'agent', 'harness'], 'properties': {'agent': {'type': 'string'}, 'harness': {'type': 'string'}, 'model': {'type': ['string', 'null']}, 'runtime': {'type': 'object'}, 'instructions': {'type': ['string', 'null']}, 'cwd': {'type': 'string'}, 'dir': {'type': 'string'}, 'stage': {'type': 'string'}}}, rule='required')
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'description': 'An agent opened: its key, harness and model, and the spec it was opened with.', 'required': ['attempt', 'agent', 'harness'], 'properties': {'agent': {'type': 'string'}, 'harness': {'type': 'string'}, 'model': {'type': ['string', 'null']}, 'runtime': {'type': 'object'}, 'instructions': {'type': ['string', 'null']}, 'cwd': {'type': 'string'}, 'dir': {'type': 'string'}, 'stage': {'type': 'string'}, 'sandbox': {'$schema': 'https://json-schema.org/draft-07/schema#', '$id': 'https://awf.dev/schemas/sandbox.schema.json', 'title': 'A sandbox profile: what agents may read, write and reach', 'description': "Given as a file to `awf run --sandbox FILE`, or as a dict to `wf.agents.open(sandbox=...)`; the run line's `sandbox` records the profile a run was started with, its paths made absolute. Agents also read the system folders and their programs, and write their own home; see docs/sandboxes.md.", 'type': 'object', 'additionalProperties': False, 'properties': {'profile': {'type': 'string', 'description': 'Recorded: the name or file the profile was given as (workspace, read-only, review.json).'}, 'description': {'type': 'string'}, 'read': {'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': "Folders and files agents may read: absolute, ~/..., or relative to the run's working directory."}, 'write': {'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': 'Folders and files agents may read and write; "." is the run\'s working directory.'}, 'network': {'type': 'array', 'items': {'type': 'string', 'pattern': '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$'}, 'description': "Hosts agents may reach besides their model's API, as host or host:port (443 when no port is given)."}}}}}, rule='required')
         data_keys = set(data.keys())
         if "agent" in data_keys:
             data_keys.remove("agent")
@@ -86,6 +91,74 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
             data__stage = data["stage"]
             if not isinstance(data__stage, (str)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".stage must be string", value=data__stage, name="" + (name_prefix or "data") + ".stage", definition={'type': 'string'}, rule='type')
+        if "sandbox" in data_keys:
+            data_keys.remove("sandbox")
+            data__sandbox = data["sandbox"]
+            validate_https___awf_dev_schemas_sandbox_schema_json(data__sandbox, custom_formats, (name_prefix or "data") + ".sandbox")
+    return data
+
+def validate_https___awf_dev_schemas_sandbox_schema_json(data, custom_formats={}, name_prefix=None):
+    if not isinstance(data, (dict)):
+        raise JsonSchemaValueException("" + (name_prefix or "data") + " must be object", value=data, name="" + (name_prefix or "data") + "", definition={'$schema': 'https://json-schema.org/draft-07/schema#', '$id': 'https://awf.dev/schemas/sandbox.schema.json', 'title': 'A sandbox profile: what agents may read, write and reach', 'description': "Given as a file to `awf run --sandbox FILE`, or as a dict to `wf.agents.open(sandbox=...)`; the run line's `sandbox` records the profile a run was started with, its paths made absolute. Agents also read the system folders and their programs, and write their own home; see docs/sandboxes.md.", 'type': 'object', 'additionalProperties': False, 'properties': {'profile': {'type': 'string', 'description': 'Recorded: the name or file the profile was given as (workspace, read-only, review.json).'}, 'description': {'type': 'string'}, 'read': {'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': "Folders and files agents may read: absolute, ~/..., or relative to the run's working directory."}, 'write': {'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': 'Folders and files agents may read and write; "." is the run\'s working directory.'}, 'network': {'type': 'array', 'items': {'type': 'string', 'pattern': '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$'}, 'description': "Hosts agents may reach besides their model's API, as host or host:port (443 when no port is given)."}}}, rule='type')
+    data_is_dict = isinstance(data, dict)
+    if data_is_dict:
+        data_keys = set(data.keys())
+        if "profile" in data_keys:
+            data_keys.remove("profile")
+            data__profile = data["profile"]
+            if not isinstance(data__profile, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".profile must be string", value=data__profile, name="" + (name_prefix or "data") + ".profile", definition={'type': 'string', 'description': 'Recorded: the name or file the profile was given as (workspace, read-only, review.json).'}, rule='type')
+        if "description" in data_keys:
+            data_keys.remove("description")
+            data__description = data["description"]
+            if not isinstance(data__description, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".description must be string", value=data__description, name="" + (name_prefix or "data") + ".description", definition={'type': 'string'}, rule='type')
+        if "read" in data_keys:
+            data_keys.remove("read")
+            data__read = data["read"]
+            if not isinstance(data__read, (list, tuple)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".read must be array", value=data__read, name="" + (name_prefix or "data") + ".read", definition={'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': "Folders and files agents may read: absolute, ~/..., or relative to the run's working directory."}, rule='type')
+            data__read_is_list = isinstance(data__read, (list, tuple))
+            if data__read_is_list:
+                data__read_len = len(data__read)
+                for data__read_x, data__read_item in enumerate(data__read):
+                    if not isinstance(data__read_item, (str)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".read[{data__read_x}]".format(**locals()) + " must be string", value=data__read_item, name="" + (name_prefix or "data") + ".read[{data__read_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                    if isinstance(data__read_item, str):
+                        data__read_item_len = len(data__read_item)
+                        if data__read_item_len < 1:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".read[{data__read_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__read_item, name="" + (name_prefix or "data") + ".read[{data__read_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+        if "write" in data_keys:
+            data_keys.remove("write")
+            data__write = data["write"]
+            if not isinstance(data__write, (list, tuple)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".write must be array", value=data__write, name="" + (name_prefix or "data") + ".write", definition={'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': 'Folders and files agents may read and write; "." is the run\'s working directory.'}, rule='type')
+            data__write_is_list = isinstance(data__write, (list, tuple))
+            if data__write_is_list:
+                data__write_len = len(data__write)
+                for data__write_x, data__write_item in enumerate(data__write):
+                    if not isinstance(data__write_item, (str)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".write[{data__write_x}]".format(**locals()) + " must be string", value=data__write_item, name="" + (name_prefix or "data") + ".write[{data__write_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                    if isinstance(data__write_item, str):
+                        data__write_item_len = len(data__write_item)
+                        if data__write_item_len < 1:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".write[{data__write_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__write_item, name="" + (name_prefix or "data") + ".write[{data__write_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+        if "network" in data_keys:
+            data_keys.remove("network")
+            data__network = data["network"]
+            if not isinstance(data__network, (list, tuple)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".network must be array", value=data__network, name="" + (name_prefix or "data") + ".network", definition={'type': 'array', 'items': {'type': 'string', 'pattern': '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$'}, 'description': "Hosts agents may reach besides their model's API, as host or host:port (443 when no port is given)."}, rule='type')
+            data__network_is_list = isinstance(data__network, (list, tuple))
+            if data__network_is_list:
+                data__network_len = len(data__network)
+                for data__network_x, data__network_item in enumerate(data__network):
+                    if not isinstance(data__network_item, (str)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".network[{data__network_x}]".format(**locals()) + " must be string", value=data__network_item, name="" + (name_prefix or "data") + ".network[{data__network_x}]".format(**locals()) + "", definition={'type': 'string', 'pattern': '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$'}, rule='type')
+                    if isinstance(data__network_item, str):
+                        if not REGEX_PATTERNS['^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$'].search(data__network_item):
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".network[{data__network_x}]".format(**locals()) + " must match pattern ^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$", value=data__network_item, name="" + (name_prefix or "data") + ".network[{data__network_x}]".format(**locals()) + "", definition={'type': 'string', 'pattern': '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$'}, rule='pattern')
+        if data_keys:
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must not contain "+str(data_keys)+" properties", value=data, name="" + (name_prefix or "data") + "", definition={'$schema': 'https://json-schema.org/draft-07/schema#', '$id': 'https://awf.dev/schemas/sandbox.schema.json', 'title': 'A sandbox profile: what agents may read, write and reach', 'description': "Given as a file to `awf run --sandbox FILE`, or as a dict to `wf.agents.open(sandbox=...)`; the run line's `sandbox` records the profile a run was started with, its paths made absolute. Agents also read the system folders and their programs, and write their own home; see docs/sandboxes.md.", 'type': 'object', 'additionalProperties': False, 'properties': {'profile': {'type': 'string', 'description': 'Recorded: the name or file the profile was given as (workspace, read-only, review.json).'}, 'description': {'type': 'string'}, 'read': {'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': "Folders and files agents may read: absolute, ~/..., or relative to the run's working directory."}, 'write': {'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': 'Folders and files agents may read and write; "." is the run\'s working directory.'}, 'network': {'type': 'array', 'items': {'type': 'string', 'pattern': '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$'}, 'description': "Hosts agents may reach besides their model's API, as host or host:port (443 when no port is given)."}}}, rule='additionalProperties')
     return data
 
 
