@@ -11,9 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .processes import AgentProcess
+
+if TYPE_CHECKING:
+    from .sandbox import AgentSandbox
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ class Session:
     run: str = ""  # {workflow}/{id}
     attempt: int = 0
     log: Path | None = None  # the run's run.jsonl
-    sandbox: Any = None  # the agent's sandbox (sandbox.AgentSandbox), or None: it runs unconfined
+    sandbox: AgentSandbox | None = None  # the agent's sandbox, or None: it runs unconfined
 
     @property
     def model(self) -> str | None:

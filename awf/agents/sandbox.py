@@ -211,12 +211,11 @@ def _resolve(program: str, env: Mapping[str, str], cwd: Path) -> str:
 
 def _awf_paths() -> list[str]:
     """What `awf answer` needs inside: the interpreter, its environment and awf's own package."""
-    import awf
-    import awf.schemas
+    from importlib import resources
 
     paths = [sys.prefix, sys.base_prefix, os.path.realpath(sys.executable)]
     # An editable install maps awf.schemas to a folder beside the package: both come.
-    paths += [str(Path(module.__file__ or "").resolve().parent) for module in (awf, awf.schemas)]
+    paths += [os.path.realpath(str(resources.files(package))) for package in ("awf", "awf.schemas")]
     return [path for path in dict.fromkeys(paths) if os.path.exists(path)]
 
 
