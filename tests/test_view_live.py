@@ -160,4 +160,4 @@ def test_the_block_shows_each_kind_of_stage_line():
     styles = dict(render_lines(state, now)[1:2])
     assert list(styles.values()) == ["cyan"]
     state.rows[2] = StageRow("review", "failed", {"reason": "no answer\nmore"})
-    assert "  ✗ review   failed: no answer" in [text for text, _ in render_lines(state, now)]
+    assert "  ✗ review   failed: no answer …" in [text for text, _ in render_lines(state, now)]

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import signal
 import threading
+import time
 from pathlib import Path
 
 import pytest
 from conftest import Project, Result, finish
 from reading_runs import release, run, start_waiting, write_steps
+from test_view_live import final_text, on_terminal
+
+from awf.engine.durations import parse_duration
+from awf.record.clock import parse_iso
 
 
 class Lines:
@@ -110,13 +116,33 @@ def test_watch_sees_a_kill_9_at_once_and_says_how_to_go_on(steps: Project):
     live = start_waiting(steps, "w4")
     lines = Lines(steps.start("watch", "steps/w4"))
     lines.until("▸ build")
+    # The attempt lives on well past its last line, so the time it lived differs from that line's.
+    last_line = parse_iso(steps.log("steps", "w4")[-1]["at"])
+    started = parse_iso(steps.log("steps", "w4")[1]["at"])
+    while time.time() < last_line + 1.5:
+        time.sleep(0.05)
     os.kill(live.pid, signal.SIGKILL)
     live.wait()
     done = lines.finish(timeout=10)
     assert done.code == 1
+    assert "✗ build  interrupted: the attempt's process is gone, with no ending" in done.stderr
     assert "✗ steps/w4 interrupted in build (attempt 1)" in done.stderr
+    assert f"why:     the attempt's process (pid {live.pid}) is gone, with no ending" in done.stderr
     assert "go on:   awf run steps.py --id w4 --continue" in done.stderr
     assert "totals:  2 stages (1 ran)" not in done.stderr and "totals:  1 stage (1 ran)" in done.stderr
+    lived = re.search(r"totals:  1 stage \(1 ran\) · (\S+)", done.stderr)[1]
+    assert parse_duration(lived) >= last_line + 1.5 - started - 0.1, lived
+
+
+def test_watch_of_a_run_killed_before_it_began_names_the_interrupted_stage_on_a_terminal(steps: Project):
+    live = start_waiting(steps, "w9")
+    os.kill(live.pid, signal.SIGKILL)
+    live.wait()
+    code, _, screen = on_terminal(steps, "watch", "steps/w9")
+    assert code == 1
+    shown = final_text(screen)
+    assert "✗ build  interrupted: the attempt's process is gone, with no ending" in shown
+    assert "✗ steps/w9 interrupted in build (attempt 1)" in shown
 
 
 def test_watch_of_an_ended_run_shows_it_and_exits_with_its_code(steps: Project):

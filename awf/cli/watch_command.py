@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,11 @@ def watch_command(*, target: str, color: bool, cwd: Path | None, run_root: Path 
             if replay.start is None:
                 output.error(f"run {paths.name} has no attempt to watch")
                 return NO_SUCH_RUN
+            seen_alive = False
             if replay.end is None:
+                from ..record.liveness import is_alive
+
+                seen_alive = is_alive(replay.start["pid"], replay.start.get("process_start"))
                 follower.watch_process(replay.start["pid"], replay.start.get("process_start"))
                 replay.look_at_turns()
             while replay.end is None:
@@ -41,7 +46,10 @@ def watch_command(*, target: str, color: bool, cwd: Path | None, run_root: Path 
                 replay.feed(follower.new_lines())
                 replay.look_at_turns()
                 if gone and replay.end is None:
-                    return _close(view, replay.interrupted(_go_on(paths, where.here)), INTERRUPTED_EXIT)
+                    # The attempt lived until this watch saw its process go; one gone before the
+                    # watch began lived at least until its log last moved.
+                    died = time.time() if seen_alive else _last_moved(paths.log)
+                    return _close(view, replay.interrupted(_go_on(paths, where.here), died), INTERRUPTED_EXIT)
             out = replay.out()
     except RecordError as problem:
         _stop(view)
@@ -60,14 +68,25 @@ def _go_on(paths: Any, here: Path) -> str | None:
     return go_on_command(read_history(paths), paths, here)
 
 
+def _last_moved(log: Path) -> float | None:
+    try:
+        return log.stat().st_mtime
+    except OSError:
+        return None
+
+
 def _close(view: Any, out: dict[str, Any], code: int) -> int:
     close = getattr(view, "close", None)
     if close is not None:
         close(out)
     else:
         from ..view.closing import closing_lines
+        from ..view.lines import GONE_WITHOUT_ENDING
 
-        for line in closing_lines(out):
+        lines = closing_lines(out)
+        if out["outcome"] == "interrupted" and out.get("stage"):
+            lines.insert(0, f"✗ {out['stage']}  interrupted: {GONE_WITHOUT_ENDING}")
+        for line in lines:
             try:
                 print(line, file=sys.stderr, flush=True)
             except (OSError, ValueError):

@@ -9,6 +9,7 @@ from typing import Any
 from ..engine.durations import format_duration
 from ..record.clock import parse_iso
 from ..record.summary import add_costs, attempt_turn_lines, attempt_turns
+from .lines import first_line
 
 ENDING_MARKS = {
     "completed": "✓",
@@ -49,10 +50,13 @@ def closing_lines(
         where = f" in {out['stage']}" if out.get("stage") else _between(out)
         code = f", exit {out['exit_code']}" if out.get("exit_code") is not None else ""
         lines.append(f"{mark} {name} {outcome}{where} (attempt {out['attempt']}{code})")
-        if out.get("reason"):
+        if out.get("reason") and out.get("needs"):
+            # Where to start part-way: the list of values it needs is the answer, kept whole.
             first, *rest = str(out["reason"]).splitlines()
             lines.append(f"  why:     {first}")
             lines += [f"           {line}" for line in rest]
+        elif out.get("reason"):
+            lines.append(f"  why:     {first_line(out['reason'])}")
         lines += [f"  note:    {hint}" for hint in hints or []]
     lines.append(f"  totals:  {totals(out, record_dir)}")
     if record_dir is not None:
@@ -60,17 +64,12 @@ def closing_lines(
     if outcome != "completed" and out.get("go_on"):
         lines.append(f"  go on:   {out['go_on']}")
     if out.get("report_error"):
-        lines.append(f"  report:  none: {_first_line(out['report_error'])}")
+        lines.append(f"  report:  none: {first_line(out['report_error'])}")
     elif out.get("report"):
         lines.append(f"  report:  {relative(out['report'])}")
     if record_dir is not None:
         lines.append(f"  records: {relative(record_dir)}")
     return lines
-
-
-def _first_line(text: str) -> str:
-    lines = text.strip().splitlines()
-    return lines[0] + " …" if len(lines) > 1 else (lines[0] if lines else "")
 
 
 def totals(out: dict[str, Any], record_dir: Path | None) -> str:

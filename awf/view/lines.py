@@ -11,6 +11,8 @@ from ..record.clock import age
 
 MARKS = {"succeeded": "✓", "stopped": "■", "failed": "✗"}
 HOUR = 3600.0
+# What an attempt with no ending whose process is gone is said to be, wherever it is shown.
+GONE_WITHOUT_ENDING = "the attempt's process is gone, with no ending"
 
 
 class LineReporter:
@@ -52,7 +54,7 @@ class LineReporter:
             summary = f" · {record['summary']}" if record.get("summary") else ""
             self._say(f"{mark} {record['stage']}  {format_duration(seconds)}{summary}")
         else:
-            self._say(f"{mark} {record['stage']}  {record['outcome']}: {record.get('reason') or ''}")
+            self._say(f"{mark} {record['stage']}  {record['outcome']}: {first_line(record.get('reason'))}")
 
     def logged(self, stage: str | None, message: str) -> None:
         self._say(f"  {message}")
@@ -68,7 +70,7 @@ class LineReporter:
         if outcome == "answered":
             self._say(f"  ✓ {agent} answered  {format_duration(seconds)}")
         else:
-            self._say(f"  ✗ {agent} {outcome}: {_first_line(reason)}")
+            self._say(f"  ✗ {agent} {outcome}: {first_line(reason)}")
 
     def closing(self, ending: Any) -> None:
         """The closing block: the ending, where, why, the totals, the command that goes on, the record."""
@@ -78,6 +80,8 @@ class LineReporter:
             self._say(line)
 
 
-def _first_line(text: str | None) -> str:
+def first_line(text: str | None) -> str:
+    """A text cut to its first line, with ` …` when there was more: one line a row, wherever it
+    is shown beside others. The whole text stays in `awf logs` and out.json."""
     lines = (text or "").strip().splitlines()
     return lines[0] + (" …" if len(lines) > 1 else "") if lines else ""

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..engine.durations import format_duration
 from ..record.clock import age, parse_iso
 from .closing import closing_lines
-from .lines import HOUR
+from .lines import GONE_WITHOUT_ENDING, HOUR, first_line
 from .lines import MARKS as STAGE_MARKS
 
 if TYPE_CHECKING:
@@ -132,8 +132,7 @@ def _stage_text(row: StageRow, width: int, now: float) -> str:
         took = format_duration(seconds) if seconds is not None else ""
         summary = f" · {record['summary']}" if record.get("summary") else ""
         return f"✓ {name}  {took}{summary}".rstrip()
-    reason = (record.get("reason") or "").strip().splitlines()
-    return f"{MARKS.get(row.state, '?')} {name}  {row.state}: {reason[0] if reason else ''}".rstrip()
+    return f"{MARKS.get(row.state, '?')} {name}  {row.state}: {first_line(record.get('reason'))}".rstrip()
 
 
 def _agent_text(agent: AgentRow, now: float) -> str:
@@ -307,7 +306,8 @@ class LiveView:
                 self.state.ended = time.time()
             for row in self.state.rows:
                 if row.state == "running":
-                    row.state = "interrupted"  # it ended with no record: the process is gone
+                    # It ended with no record: the process is gone.
+                    row.state, row.record = "interrupted", {"reason": GONE_WITHOUT_ENDING}
             self.state.agents.clear()
             final = render_lines(self.state)
         if self.live is not None:

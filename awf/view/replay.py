@@ -14,9 +14,10 @@ import json
 import os
 from typing import Any
 
-from ..record.clock import now_iso, parse_iso
+from ..record.clock import iso, now_iso, parse_iso
 from ..record.layout import RunPaths
 from ..record.log import Line
+from .lines import GONE_WITHOUT_ENDING
 
 
 class Replay:
@@ -211,10 +212,14 @@ class Replay:
             "stages": [],
         }
 
-    def interrupted(self, go_on: str | None) -> dict[str, Any]:
-        """An out.json-like ending for an attempt whose process is gone with no ending."""
+    def interrupted(self, go_on: str | None, died: float | None = None) -> dict[str, Any]:
+        """An out.json-like ending for an attempt whose process is gone with no ending; `died`,
+        when known, is when it was last alive, so the time it lived is told, not its last line's."""
         start = self.start or {}
         pid = start.get("pid")
+        ended = self.last_at or now_iso()
+        if died is not None:
+            ended = max(ended, iso(died), key=_seconds_of)
         return {
             "workflow": self.paths.workflow,
             "id": self.paths.id,
@@ -222,13 +227,20 @@ class Replay:
             "outcome": "interrupted",
             "exit_code": None,
             "stage": self.stage,
-            "reason": f"its process (pid {pid}) is gone and it wrote no ending" if pid else "it never started",
+            "reason": GONE_WITHOUT_ENDING.replace("process", f"process (pid {pid})") if pid else "it never started",
             "go_on": go_on,
             "record": str(self.paths.dir),
             "started": start.get("at") or now_iso(),
-            "ended": self.last_at or now_iso(),
+            "ended": ended,
             "stages": self.stages,
         }
+
+
+def _seconds_of(text: str) -> float:
+    try:
+        return parse_iso(text)
+    except ValueError:
+        return 0.0
 
 
 def _as_filed(paths: RunPaths, name: str, record: dict[str, Any]) -> dict[str, Any]:

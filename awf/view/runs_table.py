@@ -11,6 +11,7 @@ from typing import Any
 from ..record.clock import parse_iso
 from ..record.detail import RunDetail
 from ..record.summary import RunSummary
+from .lines import first_line
 
 
 def ago(seconds: float | None) -> str:
@@ -43,8 +44,8 @@ def money(cost: float | None) -> str:
 
 def columns(headers: list[str], rows: list[list[Any]]) -> str:
     """Plain, left-aligned columns two spaces apart. (tabulate takes longer than reading 10,000
-    runs to lay out their table; this takes a tenth of it.)"""
-    table = [headers, *([str(cell) for cell in row] for row in rows)]
+    runs to lay out their table; this takes a tenth of it.) A cell of several lines shows its first."""
+    table = [headers, *([first_line(str(cell)) for cell in row] for row in rows)]
     widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
     last = len(headers) - 1
     return "\n".join(
