@@ -15,8 +15,10 @@ import shlex
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ import pytest
 from conftest import Project, finish, send
 from fakemodel import FakeModel, Shell, Text
 from fakemodel.clis import base_env, claude_env, codex_env, require, write_codex_config
+from panes_support import needs_tmux
 
 PROBES = Path(__file__).parent / "agents" / "probes.py"
 KEY = "-----BEGIN OPENSSH PRIVATE KEY----- not-a-real-key"
@@ -319,3 +322,52 @@ def test_sandboxed_processes_are_gone_when_the_attempt_ends(world: World, ending
             process.kill()
     assert done.code == (130 if ending == "ctrl-c" else 1), done.stderr
     assert wait_none(marker) == []
+
+
+@needs_tmux
+def test_an_agent_in_a_pane_runs_in_the_sandbox(world: World) -> None:
+    server = f"awf-test-{uuid.uuid4().hex[:12]}"
+    world.project.env["AWF_TMUX_SOCKET"] = server
+    runtime = {**exec_runtime(world), "placement": "pane"}
+    try:
+        done = world.run("p", runtime, "--sandbox", "read-only")
+    finally:
+        subprocess.run(["tmux", "-L", server, "kill-server"], capture_output=True, timeout=15)
+    assert done.code == 0, done.stderr
+    probes = world.project.stage("probe", "p", "probe")["value"]
+    for refused in ("write_cwd", "write_outside", "write_home", "read_key", "connect_other", "connect_model"):
+        assert probes[refused].startswith("refused"), (refused, probes)
+    assert world.escaped() == [] and not world.made_in_cwd()
+
+
+PROXY_AGENT = """
+import json, os, socket, subprocess, sys
+
+sys.stdin.read()
+proxy = os.environ["HTTPS_PROXY"].removeprefix("http://")
+host, port = proxy.rsplit(":", 1)
+
+
+def connect(target):
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(f"CONNECT {target} HTTP/1.1\\r\\nHost: {target}\\r\\n\\r\\n".encode())
+        return conn.recv(200).decode().split("\\r\\n")[0]
+
+
+said = {"listed": connect(sys.argv[1]), "unlisted": connect("example.com:443")}
+subprocess.run(["awf", "answer", json.dumps(said)], check=True)
+"""
+
+
+def test_hosts_beyond_the_model_go_through_a_proxy_that_lets_through_only_what_the_profile_lists(
+    world: World,
+) -> None:
+    world.project.write("proxy_agent.py", PROXY_AGENT)
+    listed = f"127.0.0.1:{world.other_port}"
+    profile = {"read": ["."], "network": ["pypi.org", listed]}
+    runtime = {"harness": "exec", "command": [sys.executable, "proxy_agent.py", listed]}
+    done = world.run("proxy", runtime, sandbox=profile)
+
+    assert done.code == 0, done.stderr
+    said = world.project.stage("probe", "proxy", "probe")["value"]
+    assert said == {"listed": "HTTP/1.1 200 Connection Established", "unlisted": "HTTP/1.1 403 Forbidden"}
