@@ -186,8 +186,10 @@ def test_a_sandboxed_cli_gets_a_fresh_home_with_only_its_credential(world: World
     assert (fresh / "config.toml").exists() and not (fresh / "history.jsonl").exists()
     assert list(fresh.glob("sessions/*/*/*/rollout-*.jsonl")), "codex kept its session in the fresh home"
     assert not list(codex_home.glob("sessions/*/*/*/rollout-*.jsonl")), "the operator's codex home was used"
-    request = world.model.conversation[0].body
-    assert "web_search" not in json.dumps(request.get("tools", []))
+    [process] = [entry for entry in world.project.log("probe", "h") if entry["kind"] == "agent-process"]
+    assert process["command"][0].endswith("bwrap")
+    command = " ".join(process["command"])
+    assert ' -c web_search="disabled" ' in command and " --sandbox danger-full-access " in command
 
 
 def exec_runtime(world: World) -> dict[str, Any]:
@@ -371,3 +373,22 @@ def test_hosts_beyond_the_model_go_through_a_proxy_that_lets_through_only_what_t
     assert done.code == 0, done.stderr
     said = world.project.stage("probe", "proxy", "probe")["value"]
     assert said == {"listed": "HTTP/1.1 200 Connection Established", "unlisted": "HTTP/1.1 403 Forbidden"}
+
+
+def test_a_sandboxed_claude_gets_a_fresh_config_with_only_its_login_and_no_web_tools(world: World) -> None:
+    runtime = cli_runtime(world, "claude")
+    own = world.home / ".claude"
+    (own / "projects" / "other-project").mkdir(parents=True)
+    (own / "projects" / "other-project" / "transcript.jsonl").write_text('{"text": "the operator\'s own talk"}\n')
+    (own / ".credentials.json").write_text("{}\n")
+    world.model.script(Shell("awf answer " + shlex.quote(json.dumps(ANSWER))), Text("Done."))
+    done = world.run("h", runtime, "--sandbox", "workspace")
+
+    assert done.code == 0, done.stderr
+    fresh = world.project.run_dir("probe", "h") / "agents" / "1" / "prober" / "home" / ".claude"
+    assert (fresh / ".credentials.json").read_text() == "{}\n"
+    assert not (fresh / "projects" / "other-project").exists()
+    assert list(fresh.glob("projects/*/*.jsonl")), "Claude Code kept its transcript in the fresh config"
+    [process] = [entry for entry in world.project.log("probe", "h") if entry["kind"] == "agent-process"]
+    assert process["command"][0].endswith("bwrap")
+    assert " --disallowedTools WebSearch WebFetch " in " ".join(process["command"])
