@@ -109,3 +109,22 @@ def test_claude_in_a_pane_answers_through_awf_answer_and_takes_its_next_turn_in_
     ]
     assert {turn["session"] for turn in turns} == {pane["command"][pane["command"].index("--session-id") + 1]}
     assert panes.workspaces() == []
+
+
+def test_claude_in_a_pane_in_a_sandbox_starts_from_a_fresh_config_and_answers(panes: PaneProject) -> None:
+    require("claude")
+    panes.path.mkdir(parents=True, exist_ok=True)
+    home = panes.path.parent / "home"
+    home.mkdir(parents=True, exist_ok=True)  # a first start: the sandbox's config answers its questions
+    workflow = panes.write("ask.py", WORKFLOW)
+    with FakeModel() as model:
+        model.script(answer(PLAN), Text("Done."), answer(AGAIN), Text("Done again."))
+        panes.env = {**base_env(), **claude_env(model.url, home), "NO_COLOR": "1", "AWF_TMUX_SOCKET": panes.server}
+        done = Project.awf(panes, "run", str(workflow), "--id", "s1", "--sandbox", "workspace", "--json", timeout=150)
+
+    assert done.code == 0, done.stderr
+    assert done.out["value"] == [PLAN, AGAIN]
+    agent_dir = panes.run_dir("ask", "s1") / "agents" / "1" / "planner"
+    assert "bwrap" in (agent_dir / "pane.sh").read_text()
+    assert list((agent_dir / "home" / ".claude").glob("projects/*/*.jsonl")), "its transcript is in the fresh config"
+    assert not (home / ".claude").exists()

@@ -237,3 +237,23 @@ def test_codex_takes_input_only_once_its_input_box_is_up_and_gives_its_thread_id
     ready = _InputBox(session)
     assert not ready(TRUST) and not ready("") and session.id is None
     assert ready(READY) and session.id == "01a22a73-cac5-7630-bca2-ee58d4299606"
+
+
+def test_codex_in_a_pane_in_a_sandbox_works_from_a_fresh_home_and_awf_reads_its_session_there(
+    panes: PaneProject,
+) -> None:
+    with CodexModel() as model:
+        workflow, home = start(panes, model)
+        model.script(answer(PLAN), Text("Done."), answer(AGAIN), Text("Done again."))
+        done = panes.awf("run", str(workflow), "--id", "s1", "--sandbox", "workspace", "--json", timeout=120)
+
+    assert done.code == 0, done.stderr
+    assert done.out["value"] == [PLAN, AGAIN]
+    agent_dir = panes.run_dir("ask", "s1") / "agents" / "1" / "planner"
+    assert "bwrap" in (agent_dir / "pane.sh").read_text()
+    fresh = agent_dir / "home" / ".codex"
+    assert thread_of(fresh) and not list(home.glob("sessions/*/*/*/rollout-*.jsonl"))
+    turns = entries(panes, "s1", "turn")
+    assert [turn["outcome"] for turn in turns] == ["answered", "answered"]
+    assert all(turn["usage"] and turn["usage"]["input"] > 0 for turn in turns), "tokens read off the fresh home"
+    assert panes.workspaces() == []

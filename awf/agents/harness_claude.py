@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..record.files import write_atomic
 from .harness import Harness, Message, PaneProgram, Session, Stopped
 from .headless import Ran, copy_private, failure, find_program, run_delivery
 from .sandbox import endpoint_of
@@ -78,6 +79,7 @@ class ClaudeHarness(Harness):
         copy_private(own / CREDENTIALS, config / CREDENTIALS)
         passed = {key: value for key, value in env.items() if key.startswith(PASSED_PREFIXES) or key in PASSED}
         passed.pop("CLAUDE_CONFIG_DIR", None)
+        _first_start(config, session, passed.get("ANTHROPIC_API_KEY"))
         return {**passed, "CLAUDE_CONFIG_DIR": str(config)}
 
     def endpoints(self, session: Session, env: Mapping[str, str]) -> list[str]:
@@ -142,6 +144,19 @@ class ClaudeHarness(Harness):
         if session.instructions:
             command += ["--append-system-prompt", session.instructions]
         return command
+
+
+def _first_start(config: Path, session: Session, key: str | None) -> None:
+    """The answers to Claude Code's first-start questions in a fresh config, which its terminal UI
+    would otherwise ask in a pane: onboarding done, the agent's folder trusted (the sandbox is the
+    boundary), and the API key awf passed on approved."""
+    answers: dict[str, Any] = {
+        "hasCompletedOnboarding": True,
+        "projects": {str(session.cwd): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}},
+    }
+    if key:
+        answers["customApiKeyResponses"] = {"approved": [key[-20:]], "rejected": []}
+    write_atomic(config / ".claude.json", json.dumps(answers))
 
 
 def _takes_input(screen: str) -> bool:

@@ -112,6 +112,12 @@ class PaneHarness(Harness):
             )
         return self.inner.missing(session, env)
 
+    def sandbox_home(self, session: Session, env: Mapping[str, str], home: Path) -> dict[str, str]:
+        return self.inner.sandbox_home(session, env, home)
+
+    def endpoints(self, session: Session, env: Mapping[str, str]) -> list[str]:
+        return self.inner.endpoints(session, env)
+
     async def deliver(self, session: Session, message: Message) -> Stopped:
         panes = self._panes(session, message.env)
         try:
