@@ -279,6 +279,9 @@ def test_a_machine_without_bubblewrap_refuses_a_sandbox_and_says_how_to_install_
     assert not (world.project.path / ".awf" / "runs" / "probe").exists()
     unconfined = world.run("nb", exec_runtime(world), PATH=str(empty))
     assert unconfined.code == 0, unconfined.stderr
+    own = world.run("own", exec_runtime(world), sandbox="read-only", PATH=str(empty))
+    assert own.code == 1
+    assert "apt-get install -y bubblewrap" in world.project.stage("probe", "own", "probe")["reason"]
 
 
 def lingering(marker: str) -> list[int]:

@@ -14,7 +14,7 @@ from .channel import AgentChannel
 from .harness import Harness, Session
 from .outcome import Turn
 from .processes import ProcessBook
-from .registry import NoHarness, harness_for
+from .registry import NoHarness, harness_for, routed
 from .spec import AgentError, AgentSpec, make_spec
 
 if TYPE_CHECKING:
@@ -161,7 +161,13 @@ class Agent:
             attempt=host.attempt,
             log=host.log,
         )
-        if spec.sandbox is not None and self.harness is not None:
+        if spec.sandbox is not None and self.harness is not None and not routed():
+            if host.sandbox is None:  # the run's --sandbox was checked before the attempt; this one is new
+                from .sandbox import unavailable
+
+                problem = unavailable()
+                if problem:
+                    raise AgentError(f"agent {spec.key}'s sandbox cannot confine it on this machine: {problem}")
             self.session.sandbox = self._sandbox()
         self.turns = 0
         self.busy = False

@@ -48,6 +48,11 @@ def routed_to(harness: Harness) -> Iterator[None]:
         _routed.reset(token)
 
 
+def routed() -> bool:
+    """Whether agents run on a routed harness here (awf.testing's scripts), not on their own."""
+    return _routed.get() is not None
+
+
 def harness_for(name: str, runtime: Mapping[str, Any] | None = None) -> Harness:
     """The harness an agent whose runtime names `name` runs on: the routed one, if any; in a
     terminal pane when the runtime says "placement": "pane"."""

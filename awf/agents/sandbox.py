@@ -19,6 +19,7 @@ Anything else in the root is read-only, so a write outside the allowed paths fai
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import shutil
@@ -53,6 +54,12 @@ def unavailable() -> str | None:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return f"bubblewrap is not installed (there is no bwrap on PATH); {INSTALL}"
+    return _cannot_run(bwrap)
+
+
+@functools.cache
+def _cannot_run(bwrap: str) -> str | None:
+    """Whether `bwrap` makes a sandbox here: tried once a process."""
     probe = [bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--", "true"]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=30)
