@@ -7,6 +7,7 @@ import re
 import stat
 import subprocess
 import sys
+import time
 
 import pytest
 from conftest import AWF, Project
@@ -323,3 +324,69 @@ def test_a_workflow_edited_at_once_to_the_same_size_runs_as_edited(project: Proj
     again = project.awf("run", "bare.py", "--id", "r1", "--continue", "--json", env=env)
     assert again.out["reason"] == "two"
     assert not (project.path / "__pycache__").exists()
+
+
+HELD = """
+import asyncio
+from pathlib import Path
+
+import awf
+
+
+async def hold():
+    while not Path("release").exists():
+        await asyncio.sleep(0.02)
+
+
+@awf.workflow(name="held", description="Holds the run until released.")
+async def held(wf):
+    await wf.stage("only", hold)
+"""
+
+
+def racing(project: Project, args: list[str], count: int) -> list[tuple[subprocess.Popen[str], str]]:
+    """`count` awf runs started together; each refused one is waited for while the winner holds the run."""
+    processes = [
+        subprocess.Popen(
+            [*AWF, *args],
+            cwd=project.path,
+            env=project.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(count)
+    ]
+    deadline = time.monotonic() + 120
+    while sum(process.poll() is not None for process in processes) < count - 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    refused = [(process, process.communicate()[1]) for process in processes if process.poll() is not None]
+    (project.path / "release").touch()
+    for process in processes:
+        process.wait(timeout=60)
+    return refused
+
+
+def test_racing_new_runs_are_each_refused_naming_the_attempt_and_pid_that_hold_the_run(project: Project):
+    project.write("held.py", HELD)
+    refused = racing(project, ["run", "held.py", "--id", "same"], 12)
+    assert len(refused) == 11
+    starts = [e for e in project.log("held", "same") if e["kind"] == "attempt-start"]
+    assert len(starts) == 1
+    for process, stderr in refused:
+        assert process.returncode == 2
+        assert f"run held/same exists, and attempt 1 (pid {starts[0]['pid']}) is running it now" in stderr, stderr
+
+
+def test_racing_continues_are_each_refused_naming_the_attempt_and_pid_that_hold_the_run(project: Project):
+    project.write("held.py", HELD)
+    (project.path / "release").touch()
+    assert project.awf("run", "held.py", "--id", "r1").code == 0
+    (project.path / "release").unlink()
+    refused = racing(project, ["run", "held.py", "--id", "r1", "--continue", "--from-stage", "only"], 12)
+    assert len(refused) == 11
+    starts = [e for e in project.log("held", "r1") if e["kind"] == "attempt-start"]
+    assert [e["attempt"] for e in starts] == [1, 2]
+    for process, stderr in refused:
+        assert process.returncode == 2
+        assert f"run held/r1 is taken by attempt 2 (pid {starts[1]['pid']}), still running" in stderr, stderr

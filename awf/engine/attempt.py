@@ -150,6 +150,8 @@ def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
         return ending
     finally:
         if claimed is not None:
+            if ending is None and not request.preview:
+                folder.remove_pid(claimed.paths)  # refused after the claim: no attempt runs
             claimed.claim.release()
         if isinstance(ending, Ending) and ending.outcome == outcomes.PARKED and claimed is not None:
             # An event sent while this attempt was parking found it live and did not wake it.
@@ -387,7 +389,8 @@ def _new_identity(request: RunRequest, workflow: Workflow[Any], root: Path, cwd:
     if request.preview:
         return _Identity(paths, args, run_fields, cwd, sandbox)
     try:
-        folder.refuse_if_taken(paths)  # early, before any look-ahead; again, race-free, as the folder is made
+        # Early, before any look-ahead; again, race-free, as the folder is made.
+        folder.refuse_if_taken(paths, locked=False)
     except folder.Refused as refused:
         raise Refusal(str(refused)) from None
     return _Identity(paths, args, run_fields, cwd, sandbox)
@@ -448,6 +451,9 @@ def _claim_continue(request: RunRequest, workflow: Workflow[Any], root: Path, cw
         claim.release()
         raise
     number = (last.number if last else 0) + 1
+    if not request.preview:
+        # At once, so a continue or a new run refused meanwhile names this attempt and its pid.
+        folder.write_pid(paths, number)
     return _Claimed(paths, claim, args, recorded_cwd, number, history, sandbox)
 
 
@@ -527,7 +533,6 @@ def _run_claimed(
     )
     if workflow.events and request.from_stage:
         attempt_events.record_redo(paths, claimed.attempt, request.from_stage)
-    folder.write_pid(paths, claimed.attempt)
     observer.attempt_started(workflow.name, paths.id, claimed.attempt, paths.dir)
     state = AttemptState(
         paths=paths,

@@ -37,6 +37,7 @@ __all__ = [
     "create_run",
     "entry",
     "existing_id_like",
+    "holder",
     "invalidate",
     "read_history",
     "read_json_file",
@@ -203,15 +204,37 @@ class AttemptClaim:
         self._lock.release()
 
 
-def _holder_text(paths: RunPaths) -> str:
+def holder(paths: RunPaths) -> dict[str, Any] | None:
+    """The live attempt's attempt.pid, when the process it names still runs."""
     try:
         pid = read_json_file(paths.pid, "attempt-pid")
-        return (
-            f"run {paths.name} is taken by attempt {pid['attempt']} (pid {pid['pid']}), still running; "
-            "wait for it to end, or stop it"
-        )
     except (FileNotFoundError, RecordError):
-        return f"run {paths.name} is taken by another attempt that is starting now; try again when it has ended"
+        return None
+    return pid if is_alive(pid["pid"], pid.get("process_start")) else None
+
+
+# How long a refused claim waits for the holder to write its pid: it writes it as soon as it
+# has read the run's history, so only a starting attempt on a loaded machine takes this long.
+HOLDER_WAIT = 3.0
+
+
+def _holder_text(paths: RunPaths) -> str:
+    import time
+
+    waited_until = time.monotonic() + HOLDER_WAIT
+    while True:
+        held = holder(paths)
+        if held is not None:
+            return (
+                f"run {paths.name} is taken by attempt {held['attempt']} (pid {held['pid']}), still running; "
+                f"wait for it to end, or stop it (kill {held['pid']})"
+            )
+        if time.monotonic() > waited_until:
+            return (
+                f"run {paths.name} is taken by an attempt that is still starting (its pid is not written yet), "
+                "or by an awf run --plan; try again in a moment"
+            )
+        time.sleep(0.05)
 
 
 def existing_id_like(paths: RunPaths) -> str | None:
@@ -227,8 +250,18 @@ def existing_id_like(paths: RunPaths) -> str | None:
     return None
 
 
-def refuse_if_taken(paths: RunPaths) -> None:
-    """Refuse a new run on an id that exists, or that differs from one only in case."""
+def refuse_if_taken(paths: RunPaths, *, locked: bool = True) -> None:
+    """Refuse a new run on an id that exists, or that differs from one only in case.
+
+    Unless the caller holds the workflow's new-run lock (`locked`), the check takes it, so a run
+    being made now is seen whole, with the pid of its first attempt.
+    """
+    if not locked and paths.workflow_dir.is_dir():
+        from filelock import FileLock
+
+        with FileLock(str(paths.workflow_dir / ".new-run.lock"), mode=0o600):
+            refuse_if_taken(paths)
+        return
     same = existing_id_like(paths)
     if same is None and not paths.dir.exists():
         return
@@ -237,14 +270,13 @@ def refuse_if_taken(paths: RunPaths) -> None:
             f"run {paths.workflow}/{same} exists, and ids that differ only in case are one run; "
             f"pick another id, or continue it with --id {same} --continue"
         )
-    holder = ""
-    try:
-        last = read_history(paths).last
-        if last is not None and last.is_live():
-            holder = f" (attempt {last.number} is running, pid {last.pid})"
-    except (FileNotFoundError, RecordError):
-        pass
-    raise Refused(f"run {paths.name} exists{holder}; continue it with --id {paths.id} --continue, or pick another id")
+    held = holder(paths)
+    if held is not None:
+        raise Refused(
+            f"run {paths.name} exists, and attempt {held['attempt']} (pid {held['pid']}) is running it now; "
+            f"pick another id, or wait for it to end and continue it with --id {paths.id} --continue"
+        )
+    raise Refused(f"run {paths.name} exists; continue it with --id {paths.id} --continue, or pick another id")
 
 
 def create_run(paths: RunPaths, run_fields: dict[str, Any]) -> AttemptClaim:
@@ -261,6 +293,8 @@ def create_run(paths: RunPaths, run_fields: dict[str, Any]) -> AttemptClaim:
         refuse_if_taken(paths)
         ensure_dir(paths.dir)
         claim = AttemptClaim(paths)
+        # Before the lock is let go: a new run refused on this id names this attempt and its pid.
+        write_pid(paths, 1)
         ensure_dir(paths.stages)
         append_line(paths.log, entry("run", **run_fields))
         fsync_dir(paths.dir)
