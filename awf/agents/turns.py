@@ -57,7 +57,7 @@ async def run_turn(agent: Agent, host: Host, *, prompt: Any, schema: Any, timeou
     shown = label or first_line(prompt)
     turn_folder = agent.channel.open_turn(number, loaded, deadline, shown)
     host.progress.agent_turn_started(stage, agent.key, agent.spec.harness, number, shown)
-    talk = _Conversation(agent, host, number, turn_folder, prompt, loaded, deadline, seconds is not None)
+    talk = _Conversation(agent, host, number, turn_folder, prompt, loaded, deadline, seconds is not None, started)
     try:
         settled = await talk.run()
     except asyncio.CancelledError:
@@ -114,6 +114,7 @@ class _Conversation:
         schema: dict[str, Any] | None,
         deadline: float | None,
         own_timeout: bool,
+        started: float,
     ) -> None:
         self.agent = agent
         self.host = host
@@ -123,7 +124,7 @@ class _Conversation:
         self.schema = schema
         self.deadline = deadline
         self.own_timeout = own_timeout
-        self.started = time.time()
+        self.started = started  # the deadline counts from it
         self.nudged = False
         self.usage: dict[str, Any] | None = None
         self.cost: float | None = None
