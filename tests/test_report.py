@@ -88,6 +88,8 @@ def test_the_report_of_a_stopped_run_is_its_report_md_with_the_stages_and_the_co
     # Every attempt's text stays in run.jsonl.
     assert [line["attempt"] for line in report_lines(ship, "1")] == [1, 2]
     assert report_lines(ship, "1")[0]["text"].startswith("# ship/1, attempt 1: stopped")
+    logs = ship.awf("logs", "ship/1")
+    assert "#1 report: report.md, 7 lines: # ship/1, attempt 1: stopped (exit 3)" in logs.stdout
 
 
 @pytest.mark.parametrize(
@@ -141,6 +143,7 @@ def test_a_report_that_raises_is_a_line_of_the_closing_block_and_never_changes_t
     assert not (ship.run_dir("ship", "r") / "report.md").exists()
     [line] = report_lines(ship, "r")
     assert line["text"] is None and line["error"] == out["report_error"]
+    assert "#1 report: none: report raised KeyError at ship.py:11: 'summary'" in ship.awf("logs", "ship/r").stdout
 
 
 def test_awf_runs_points_at_the_report(ship: Project):

@@ -179,6 +179,16 @@ def _redo_reached(entry: dict[str, Any]) -> str:
     return f"redo reached stage {entry.get('stage')} (marked in attempt {entry.get('redo_attempt')})"
 
 
+def _report(entry: dict[str, Any]) -> str:
+    text = entry.get("text")
+    if entry.get("error"):
+        return f"report: none: {entry['error']}"
+    if not isinstance(text, str):
+        return "report: none (it returned None)"
+    lines = text.strip().splitlines() or [""]
+    return f"report: report.md, {len(lines)} line{'s' if len(lines) != 1 else ''}: {lines[0]}"
+
+
 def _other(entry: dict[str, Any]) -> str:
     rest = {key: value for key, value in entry.items() if key not in ("version", "kind", "at", "attempt")}
     return f"{entry.get('kind')} {json.dumps(rest, ensure_ascii=False)}"
@@ -204,4 +214,5 @@ _KINDS: dict[str, Callable[[dict[str, Any]], str]] = {
     "timer": _timer,
     "redo": _redo,
     "redo-reached": _redo_reached,
+    "report": _report,
 }
