@@ -3,9 +3,22 @@
 # reviewer stops without answering, so the run stops in review; a continue reuses the plan
 # and the build and runs only the review. The agents are scripts (examples/agents), run by
 # the `exec` runtime: no login, no cost.
+#
+# The scratch repo is made in the temp folder and removed when the tour ends; to keep it and
+# look around afterwards, run it as `bash examples/tour.sh --keep` (or with AWF_TOUR_KEEP=1).
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
-scratch="$(mktemp -d)"
+keep="${AWF_TOUR_KEEP:-}"
+[ "${1:-}" = "--keep" ] && keep=1
+scratch="$(mktemp -d "${TMPDIR:-/tmp}/awf-tour.XXXXXX")"
+finish() {
+  if [ -n "$keep" ]; then
+    echo "The scratch repo is kept in $scratch; remove it with: rm -rf $scratch"
+  else
+    rm -rf "$scratch" && echo "Removed the scratch repo $scratch (bash examples/tour.sh --keep keeps it)."
+  fi
+}
+trap finish EXIT
 cd "$scratch"
 say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
 expect() {  # expect CODE WHAT: stop the tour when the last command did not exit CODE

@@ -14,6 +14,7 @@ except ImportError:  # pragma: no cover - depends on the installed typer
     import click  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 from . import output
+from .errors import CommandError, ExitCode, handled, report
 
 app = typer.Typer(
     name="awf",
@@ -40,24 +41,27 @@ def run_app(words: list[str], passthrough: list[str] | None) -> int:
     """Run the command `words` names; return its exit code. Usage errors exit 2 with `awf: `."""
     global _passthrough
     _passthrough = passthrough
+    json_out = "--json" in words
     try:
         code = _app_for(words)(args=words, prog_name="awf", standalone_mode=False)
     except _NO_ARGS as shown:
         # Asked for nothing: the help is the answer, on stderr, as for any usage error.
         output.usage(shown.format_message() if hasattr(shown, "format_message") else str(shown))
-        return 2
+        return ExitCode.USAGE
     except click.exceptions.UsageError as problem:
         message = problem.format_message()
         if "unexpected extra argument" in message:
             message += "; the workflow's own arguments go after --"
         command = problem.ctx.command_path if problem.ctx else "awf"
-        output.error(f"{message}\n  see: {command} --help")
-        return 2
+        return report(CommandError(f"{message}\n  see: {command} --help", ExitCode.USAGE, "usage"), json_out=json_out)
+    except handled() as problem:
+        # Every command's errors, for people on stderr and, with --json, for scripts on stdout.
+        return report(problem, json_out=json_out)
     except _EXIT as done:
         return int(done.exit_code)
     except _ABORT:
-        return 130
-    return code if isinstance(code, int) else 0
+        return ExitCode.INTERRUPTED
+    return code if isinstance(code, int) else ExitCode.COMPLETED
 
 
 def _app_for(words: list[str]) -> typer.Typer:
@@ -104,7 +108,8 @@ def run(
         typer.Argument(metavar="FILE[:NAME]", help="The workflow file, and the workflow's name when it holds several."),
     ],
     run_id: Annotated[
-        str | None, typer.Option("--id", help="The run's id (else the workflow's id(args), else generated).")
+        str | None,
+        typer.Option("--id", metavar="ID", help="The run's id (else the workflow's id(args), else generated)."),
     ] = None,
     resume: Annotated[bool, typer.Option("--continue", help="Add an attempt to the run --id names.")] = False,
     from_stage: Annotated[
@@ -143,7 +148,10 @@ def run(
         bool, typer.Option("--plan", help="Show what the attempt would reuse, run and stop at; run nothing.")
     ] = False,
 ) -> int:
-    """Start a run of a workflow, or continue one (the workflow's arguments go after --)."""
+    """Start a run of a workflow, or continue one.
+
+    The workflow's own arguments go after --.
+    """
     from .run_command import run_command
 
     return run_command(
@@ -179,7 +187,11 @@ def runs(
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
     run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
 ) -> int:
-    """List runs, newest first, with their status, stage, attempts and cost; or show one run."""
+    """List runs, newest first, or show one run in full.
+
+    The list gives each run's status, stage, attempts and cost; WORKFLOW/ID shows one run's input,
+    attempts, stage records and the command that goes on.
+    """
     from .runs_command import runs_command
 
     return runs_command(target=target, statuses=status, json_out=json_out, cwd=cwd, run_root=run_root)
@@ -204,7 +216,10 @@ def answer(
         int | None, typer.Option("--turn", metavar="N", help="The turn to answer (else the current one).")
     ] = None,
 ) -> int:
-    """Give your answer to the turn awf is waiting on (run by an agent, in the environment awf gave it)."""
+    """Give your answer to the turn awf is waiting on.
+
+    Run by an agent, in the environment awf gave it.
+    """
     from .answer_command import answer_command
 
     return answer_command(value=value, blocked=blocked, turn=turn, argv=_passthrough)
@@ -238,7 +253,10 @@ def logs(
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
     run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
 ) -> int:
-    """Print a run's history: attempts, stages, turns and logs, each entry with its cursor."""
+    """Print a run's history, each entry with its cursor.
+
+    Its attempts, stages, turns and logs, from run.jsonl.
+    """
     from .logs_command import logs_command
 
     return logs_command(
@@ -262,7 +280,10 @@ def watch(
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
     run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
 ) -> int:
-    """Show the progress of a run started elsewhere; exit with its attempt's code when it ends."""
+    """Show the progress of a run started elsewhere.
+
+    Exits with its attempt's code when it ends.
+    """
     from .watch_command import watch_command
 
     return watch_command(target=target, color=not no_color, cwd=cwd, run_root=run_root)
@@ -283,10 +304,16 @@ def send(
     no_wake: Annotated[
         bool, typer.Option("--no-wake", help="Queue it, but leave waking to awf wake or awf serve.")
     ] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help='Print {"event": ID, "queued": true|false} (false: sent before).')
+    ] = False,
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
     run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
 ) -> int:
-    """Send an event to a run; a parked run that waits for it wakes."""
+    """Send an event to a run, waking it if it waits parked.
+
+    A parked run that waits for the event wakes: its next attempt starts.
+    """
     from .send_command import send_command
 
     return send_command(
@@ -296,6 +323,7 @@ def send(
         data_file=data_file,
         event_id=event_id,
         no_wake=no_wake,
+        json_out=json_out,
         cwd=cwd,
         run_root=run_root,
     )
@@ -306,7 +334,10 @@ def wake(
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
     run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
 ) -> int:
-    """Start the next attempt of every parked run that has what it waits for (run it from cron)."""
+    """Wake every parked run that has what it waits for.
+
+    Starts each one's next attempt; run it from cron.
+    """
     from .wake_command import wake_command
 
     return wake_command(cwd=cwd, run_root=run_root)
@@ -317,7 +348,10 @@ def serve(
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Serve .awf/runs under DIR.")] = None,
     run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Serve the runs here.")] = None,
 ) -> int:
-    """Wake parked runs as their events arrive and their times come, until stopped (one per run root)."""
+    """Wake parked runs as their events and times come.
+
+    Runs until stopped; one per run root.
+    """
     from .wake_command import serve_command
 
     return serve_command(cwd=cwd, run_root=run_root)
@@ -330,7 +364,10 @@ def attach(
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
     run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
 ) -> int:
-    """Show a run's agents' panes in this terminal, to watch them and type to them (tmux; detach: Ctrl-b d)."""
+    """Show a run's agents' panes in this terminal.
+
+    Watch them and type to them (tmux; detach: Ctrl-b d).
+    """
     from .attach_command import attach_command
 
     return attach_command(target=target, agent=agent, cwd=cwd, run_root=run_root)

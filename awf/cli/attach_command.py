@@ -12,7 +12,8 @@ from pathlib import Path
 
 from ..record.errors import RecordError
 from . import output
-from .run_target import NO_SUCH_RUN, UNREADABLE, TargetError, Where, find_run
+from .errors import ExitCode
+from .run_target import TargetError, Where, find_run
 
 
 def attach_command(*, target: str, agent: str | None, cwd: Path | None, run_root: Path | None) -> int:
@@ -27,19 +28,19 @@ def attach_command(*, target: str, agent: str | None, cwd: Path | None, run_root
         return problem.code
     except RecordError as problem:
         output.error(f"the run's record cannot be read: {problem}")
-        return UNREADABLE
+        return ExitCode.UNREADABLE
     if not workspaces:
         output.error(
             f'run {paths.name} has no panes: none of its agents ran in one (a runtime with "placement": '
             '"pane"); follow it with `awf watch` or `awf logs`'
         )
-        return NO_SUCH_RUN
+        return ExitCode.NO_SUCH_RUN
     if agent is not None:
         keys = sorted({key for workspace in workspaces for key in workspace.agents})
         workspaces = [workspace for workspace in workspaces if agent in workspace.agents]
         if not workspaces:
             output.error(f"agent {agent} of run {paths.name} never had a pane; the agents that had: {', '.join(keys)}")
-            return NO_SUCH_RUN
+            return ExitCode.NO_SUCH_RUN
     chosen = next((workspace for workspace in reversed(workspaces) if workspace.is_open()), None)
     if chosen is None:
         last = workspaces[-1]
@@ -47,21 +48,21 @@ def attach_command(*, target: str, agent: str | None, cwd: Path | None, run_root
             f"the panes of run {paths.name} are closed: attempt {last.attempt}'s workspace {last.name!r} "
             "closed with its attempt, or with the next run that opened a pane"
         )
-        return NO_SUCH_RUN
+        return ExitCode.NO_SUCH_RUN
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         output.error(
             f"awf attach shows the panes in this terminal, and this is not a terminal; the workspace is "
             f"{chosen.name!r} on `{chosen.multiplexer} -L {chosen.server}`"
         )
-        return NO_SUCH_RUN
+        return ExitCode.NO_SUCH_RUN
     mux = chosen.connect()
     if agent is not None and agent not in (windows := mux.window_names(chosen.name)):
         output.error(
             f"agent {agent}'s pane is closed; the workspace {chosen.name!r} has {', '.join(windows) or 'no panes open'}"
         )
-        return NO_SUCH_RUN
+        return ExitCode.NO_SUCH_RUN
     try:
         mux.attach(chosen.name, agent)  # returns only when it could not
     except (MultiplexerError, OSError) as error:
         output.error(f"could not attach to the workspace {chosen.name!r}: {error}")
-    return NO_SUCH_RUN
+    return ExitCode.NO_SUCH_RUN

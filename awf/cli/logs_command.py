@@ -13,7 +13,8 @@ from ..record.layout import RunPaths
 from ..record.log import Line, read_lines
 from ..record.summary import RunSummary, summarize
 from . import output
-from .run_target import NO_SUCH_RUN, READ_OK, UNREADABLE, TargetError, Where, find_run
+from .errors import ExitCode
+from .run_target import TargetError, Where, find_run
 
 CURSOR_WIDTH = 8
 
@@ -107,39 +108,28 @@ def logs_command(
     cwd: Path | None,
     run_root: Path | None,
 ) -> int:
-    try:
-        paths = find_run(target, Where.of(cwd, run_root))
-        if turn is not None:
-            return _turn(paths, turn, json_out)
-        summary = summarize(paths)
-        if summary is None:
-            raise TargetError(f"there is no run {paths.name}: its log is gone", NO_SUCH_RUN)
-        if attempt is not None and not 1 <= attempt <= summary.attempts:
-            raise TargetError(
-                f"run {paths.name} has no attempt {attempt}: it has {_attempts(summary.attempts)}", NO_SUCH_RUN
-            )
-        start = _cursor(paths, after) if after is not None else 0
-    except TargetError as problem:
-        output.error(str(problem))
-        return problem.code
-    except RecordError as problem:
-        output.error(f"the run's record cannot be read: {problem}")
-        return UNREADABLE
+    paths = find_run(target, Where.of(cwd, run_root))
+    if turn is not None:
+        return _turn(paths, turn, json_out)
+    summary = summarize(paths)
+    if summary is None:
+        raise TargetError(f"there is no run {paths.name}: its log is gone", ExitCode.NO_SUCH_RUN)
+    if attempt is not None and not 1 <= attempt <= summary.attempts:
+        raise TargetError(
+            f"run {paths.name} has no attempt {attempt}: it has {_attempts(summary.attempts)}", ExitCode.NO_SUCH_RUN
+        )
+    start = _cursor(paths, after) if after is not None else 0
     printer = Printer(json_out)
     filters = Filters(attempt, stage, agent)
-    try:
-        if follow and summary.status == "running":
-            _follow(paths, summary, start, after is not None, filters, printer)
-        else:
-            for line in read_lines(paths.log, start=start):
-                if (after is None or line.offset != start) and filters.keep(line.entry):
-                    printer.entry(line)
-        if attempt is None or attempt == summary.attempts:
-            printer.interrupted(paths)
-    except RecordError as problem:
-        output.error(f"the run's record cannot be read: {problem}")
-        return UNREADABLE
-    return READ_OK
+    if follow and summary.status == "running":
+        _follow(paths, summary, start, after is not None, filters, printer)
+    else:
+        for line in read_lines(paths.log, start=start):
+            if (after is None or line.offset != start) and filters.keep(line.entry):
+                printer.entry(line)
+    if attempt is None or attempt == summary.attempts:
+        printer.interrupted(paths)
+    return ExitCode.READ_OK
 
 
 def _attempts(count: int) -> str:
@@ -151,7 +141,7 @@ def _cursor(paths: RunPaths, text: str) -> int:
     problem = TargetError(
         f"cursor {text!r} does not fit run {paths.name}: a cursor is the number awf logs prints before an "
         "entry (the byte offset it starts at in run.jsonl)",
-        NO_SUCH_RUN,
+        ExitCode.NO_SUCH_RUN,
     )
     try:
         cursor = int(text)
@@ -209,8 +199,7 @@ def _turn(paths: RunPaths, handle: str, json_out: bool) -> int:
             found.append(line)
     if not found:
         known = f"its turns are {', '.join(handles[-10:])}" if handles else "it has no turns"
-        output.error(f"run {paths.name} has no turn {handle!r}: {known}")
-        return NO_SUCH_RUN
+        raise TargetError(f"run {paths.name} has no turn {handle!r}: {known}", ExitCode.NO_SUCH_RUN)
     for line in found:
         entry = line.entry
         if json_out:
@@ -226,7 +215,7 @@ def _turn(paths: RunPaths, handle: str, json_out: bool) -> int:
         else:
             lines += [f"no answer: {entry.get('outcome')}: {entry.get('reason') or ''}"]
         output.result("\n".join(lines))
-    return READ_OK
+    return ExitCode.READ_OK
 
 
 def _indented(text: str) -> list[str]:

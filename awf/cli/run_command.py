@@ -8,9 +8,8 @@ from pathlib import Path
 from ..engine import outcomes
 from ..engine.attempt import Ending, Preview, run_attempt
 from ..engine.durations import parse_duration
-from ..engine.errors import LoadError, Refusal
+from ..engine.errors import Refusal
 from ..engine.request import RunRequest
-from ..record.errors import RecordError
 from ..view.live import choose_view
 from . import output
 
@@ -47,26 +46,12 @@ def run_command(
         try:
             request.timeout = parse_duration(timeout)
         except ValueError as problem:
-            output.error(f"--timeout {problem}")
-            return outcomes.EXIT_REFUSED
+            raise Refusal(f"--timeout {problem}") from None
         request.timeout_text = timeout
     if values is not None and from_stage is None:
-        output.error("--values goes only with --from-stage: name the stage the run starts at")
-        return outcomes.EXIT_REFUSED
+        raise Refusal("--values goes only with --from-stage: name the stage the run starts at")
     reporter = choose_view(color)
-    try:
-        ending = run_attempt(request, reporter)
-    except Refusal as refusal:
-        output.error(str(refusal))
-        return outcomes.EXIT_REFUSED
-    except LoadError as problem:
-        if problem.detail:
-            output.error(problem.detail.rstrip())
-        output.error(str(problem))
-        return problem.exit_code
-    except RecordError as problem:
-        output.error(f"the run's record cannot be read: {problem}")
-        return 3
+    ending = run_attempt(request, reporter)
     if isinstance(ending, Preview):
         from ..view.plan_view import preview_data, preview_text
 

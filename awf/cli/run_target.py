@@ -7,20 +7,14 @@ from pathlib import Path
 
 from ..record.layout import RunPaths, run_root_for
 from ..record.names import id_problem
-
-# The exit codes of the commands that read runs (the Runs page).
-READ_OK = 0
-NO_SUCH_RUN = 1
-USAGE = 2
-UNREADABLE = 3
+from .errors import CommandError, ExitCode
 
 
-class TargetError(Exception):
+class TargetError(CommandError):
     """A run that cannot be named or found; `code` is the exit code it means."""
 
-    def __init__(self, message: str, code: int) -> None:
-        super().__init__(message)
-        self.code = code
+    def __init__(self, message: str, code: ExitCode) -> None:
+        super().__init__(message, code)
 
 
 @dataclass(frozen=True)
@@ -34,7 +28,7 @@ class Where:
     def of(cls, cwd: Path | None, run_root: Path | None) -> Where:
         here = Path.cwd() if cwd is None else cwd.expanduser().absolute()
         if cwd is not None and not here.is_dir():
-            raise TargetError(f"--cwd {cwd} is not a folder", USAGE)
+            raise TargetError(f"--cwd {cwd} is not a folder", ExitCode.USAGE)
         return cls(run_root_for(here, run_root.expanduser() if run_root else None), here)
 
 
@@ -47,7 +41,7 @@ def split_name(text: str) -> tuple[str, str | None]:
     if problem is None and text.endswith("/"):
         problem = f"{text!r} names no run id after the '/'"
     if problem:
-        raise TargetError(f"{problem}; name a run as WORKFLOW/ID", USAGE)
+        raise TargetError(f"{problem}; name a run as WORKFLOW/ID", ExitCode.USAGE)
     return workflow, run_id or None
 
 
@@ -55,9 +49,9 @@ def find_run(text: str, where: Where) -> RunPaths:
     """The run `WORKFLOW/ID` names, or a TargetError (exit 1) saying where it looked."""
     workflow, run_id = split_name(text)
     if run_id is None:
-        raise TargetError(f"{text!r} names a workflow, not a run: name a run as WORKFLOW/ID", USAGE)
+        raise TargetError(f"{text!r} names a workflow, not a run: name a run as WORKFLOW/ID", ExitCode.USAGE)
     paths = RunPaths(where.root, workflow, run_id)
     if not paths.log.is_file():
         hint = " (runs live in .awf/runs under the folder a run works in: give --cwd or --run-root)"
-        raise TargetError(f"there is no run {paths.name}: looked in {paths.workflow_dir}{hint}", NO_SUCH_RUN)
+        raise TargetError(f"there is no run {paths.name}: looked in {paths.workflow_dir}{hint}", ExitCode.NO_SUCH_RUN)
     return paths

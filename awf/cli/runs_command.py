@@ -9,23 +9,20 @@ from ..record.errors import RecordError
 from ..record.layout import RunPaths
 from ..record.summary import STATUSES, RunSummary, run_folders, summarize
 from . import output
-from .run_target import NO_SUCH_RUN, READ_OK, UNREADABLE, USAGE, TargetError, Where, find_run, split_name
+from .errors import ExitCode
+from .run_target import TargetError, Where, find_run, split_name
 
 
 def runs_command(
     *, target: str | None, statuses: list[str] | None, json_out: bool, cwd: Path | None, run_root: Path | None
 ) -> int:
-    try:
-        where = Where.of(cwd, run_root)
-        wanted = _statuses(statuses)
-        workflow, run_id = split_name(target) if target else (None, None)
-        if run_id is not None:
-            if wanted:
-                raise TargetError("--status filters a list of runs; it does not go with WORKFLOW/ID", USAGE)
-            return _one(find_run(target or "", where), where, json_out)
-    except TargetError as problem:
-        output.error(str(problem))
-        return problem.code
+    where = Where.of(cwd, run_root)
+    wanted = _statuses(statuses)
+    workflow, run_id = split_name(target) if target else (None, None)
+    if run_id is not None:
+        if wanted:
+            raise TargetError("--status filters a list of runs; it does not go with WORKFLOW/ID", ExitCode.USAGE)
+        return _one(find_run(target or "", where), where, json_out)
     return _listing(where, workflow, wanted, json_out)
 
 
@@ -33,7 +30,9 @@ def _statuses(given: list[str] | None) -> set[str]:
     wanted = {word.strip() for item in given or [] for word in item.split(",") if word.strip()}
     unknown = sorted(wanted - set(STATUSES))
     if unknown:
-        raise TargetError(f"--status {', '.join(unknown)}: a run's status is one of {', '.join(STATUSES)}", USAGE)
+        raise TargetError(
+            f"--status {', '.join(unknown)}: a run's status is one of {', '.join(STATUSES)}", ExitCode.USAGE
+        )
     return wanted
 
 
@@ -72,7 +71,7 @@ def _listing(where: Where, workflow: str | None, wanted: set[str], json_out: boo
         output.usage(f"no runs {kind}{status}under {where.root}")
     for unreadable in problems:
         output.error(f"a run's record cannot be read: {unreadable}")
-    return UNREADABLE if problems else READ_OK
+    return ExitCode.UNREADABLE if problems else ExitCode.READ_OK
 
 
 def _one(paths: RunPaths, where: Where, json_out: bool) -> int:
@@ -81,11 +80,9 @@ def _one(paths: RunPaths, where: Where, json_out: bool) -> int:
     try:
         run = read_detail(paths, where.here)
     except FileNotFoundError:
-        output.error(f"there is no run {paths.name}: its log is gone from {paths.dir}")
-        return NO_SUCH_RUN
-    except RecordError as problem:
-        output.error(f"the run's record cannot be read: {problem}")
-        return UNREADABLE
+        raise TargetError(
+            f"there is no run {paths.name}: its log is gone from {paths.dir}", ExitCode.NO_SUCH_RUN
+        ) from None
     if json_out:
         output.result(json.dumps(run.as_json(), ensure_ascii=False, indent=2))
     else:
@@ -94,4 +91,4 @@ def _one(paths: RunPaths, where: Where, json_out: bool) -> int:
         output.result(detail(run))
     for unreadable in run.problems:
         output.error(f"a file of the run cannot be read: {unreadable}")
-    return UNREADABLE if run.problems else READ_OK
+    return ExitCode.UNREADABLE if run.problems else ExitCode.READ_OK

@@ -8,13 +8,13 @@ from typing import Any
 
 from ..engine import attempt_events
 from ..record import folder
-from ..record.errors import RecordError
 from ..record.inbox import append_event
 from ..record.schemas import every_problem
 from . import output
-from .run_target import USAGE, TargetError, Where, find_run
+from .errors import CommandError, ExitCode
+from .run_target import Where, find_run
 
-NOT_QUEUED = 2
+NOT_QUEUED = ExitCode.REFUSED
 
 
 def send_command(
@@ -27,38 +27,28 @@ def send_command(
     no_wake: bool,
     cwd: Path | None,
     run_root: Path | None,
+    json_out: bool = False,
 ) -> int:
-    try:
-        paths = find_run(target, Where.of(cwd, run_root))
-        history = folder.read_history(paths)
-    except TargetError as problem:
-        output.error(str(problem))
-        return problem.code
-    except RecordError as problem:
-        output.error(f"the run's record cannot be read: {problem}")
-        return 3
+    paths = find_run(target, Where.of(cwd, run_root))
+    history = folder.read_history(paths)
     declared = _declared(history)
     if declared is None:
-        output.error(f"run {paths.name} waits for no events: its workflow declares none")
-        return NOT_QUEUED
+        raise CommandError(f"run {paths.name} waits for no events: its workflow declares none", NOT_QUEUED)
     if name not in declared:
         names = ", ".join(sorted(declared)) or "none"
-        output.error(f"run {paths.name} has no event {name!r}; its workflow declares: {names}")
-        return NOT_QUEUED
+        raise CommandError(f"run {paths.name} has no event {name!r}; its workflow declares: {names}", NOT_QUEUED)
     try:
         value = _value(data, data_file)
     except ValueError as problem:
-        output.error(str(problem))
-        return USAGE
+        raise CommandError(str(problem), ExitCode.USAGE, "usage") from None
     schema = declared[name]
     if schema is not None:
         problems = every_problem(schema, value)
         if problems:
             listed = "\n".join(f"  {problem}" for problem in problems)
-            output.error(f"event {name} does not fit its schema; nothing was queued:\n{listed}")
-            return NOT_QUEUED
+            raise CommandError(f"event {name} does not fit its schema; nothing was queued:\n{listed}", NOT_QUEUED)
     event, new = append_event(paths, name, value, event_id)
-    output.result(event.id)
+    output.result(json.dumps({"event": event.id, "queued": new}) if json_out else event.id)
     if not new:
         output.error_line(f"event {event.id} was queued before, on {event.sent}; it is not queued twice")
     if not no_wake:

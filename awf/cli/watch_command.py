@@ -9,7 +9,8 @@ from typing import Any
 
 from ..record.errors import RecordError
 from . import output
-from .run_target import NO_SUCH_RUN, UNREADABLE, TargetError, Where, find_run
+from .errors import ExitCode
+from .run_target import TargetError, Where, find_run
 
 # An attempt that never ended (its process is gone) has no exit code of its own.
 INTERRUPTED_EXIT = 1
@@ -33,7 +34,7 @@ def watch_command(*, target: str, color: bool, cwd: Path | None, run_root: Path 
             replay.begin(follower.new_lines())
             if replay.start is None:
                 output.error(f"run {paths.name} has no attempt to watch")
-                return NO_SUCH_RUN
+                return ExitCode.NO_SUCH_RUN
             seen_alive = False
             if replay.end is None:
                 from ..record.liveness import is_alive
@@ -54,7 +55,7 @@ def watch_command(*, target: str, color: bool, cwd: Path | None, run_root: Path 
     except RecordError as problem:
         _stop(view)
         output.error(f"the run's record cannot be read: {problem}")
-        return UNREADABLE
+        return ExitCode.UNREADABLE
     except KeyboardInterrupt:
         _stop(view)
         return 130

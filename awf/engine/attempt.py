@@ -8,7 +8,6 @@ import os
 import signal
 import sys
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,6 +25,7 @@ from . import from_stage as from_stage_rules
 from .context import AttemptState, Context, stage_of
 from .durations import format_duration
 from .errors import MissingPackage, Park, PlanStop, Refusal, StageValueError, Stop, WorkflowError
+from .frames import user_traceback
 from .loader import load_workflow
 from .observer import Observer, Silent
 from .plan import RedoMark, StagePlan
@@ -817,7 +817,8 @@ def _ending(
         ending = make(outcomes.FAILED, stage=stage, reason=str(error))
         ending.error = error.install if isinstance(error, MissingPackage) else None
         return ending
-    detail = "".join(traceback.format_exception(error))
+    # The person is shown their own frames; the stage's record keeps the whole traceback.
+    detail = user_traceback(error)
     return make(outcomes.FAILED, stage=stage, reason=f"{type(error).__name__}: {error}", detail=detail)
 
 

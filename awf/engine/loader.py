@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import traceback
 import zlib
 from pathlib import Path
 from typing import Any
 
-from .errors import LoadError
+from .errors import LoadError, WorkflowError
+from .frames import line_in, user_traceback
 from .workflow import Workflow
 
 
@@ -20,6 +20,15 @@ def split_target(target: str) -> tuple[Path, str | None]:
         if file and name:
             return Path(file), name
     return Path(target), None
+
+
+def _frames_below(error: BaseException) -> str:
+    """The user's frames that led to the error, for under its one line (which says the error)."""
+    lines = user_traceback(error).rstrip("\n").splitlines()
+    if lines and lines[0].startswith("Traceback"):
+        lines = lines[1:]
+    # The last line repeats the error the one line above already says.
+    return "\n".join(lines[:-1])
 
 
 def load_workflow(target: str) -> Workflow[Any]:
@@ -47,10 +56,15 @@ def load_workflow(target: str) -> Workflow[Any]:
         exec(code, module.__dict__)
     except SystemExit as error:
         raise LoadError(f"{path} exited while it was loaded (SystemExit {error.code})", exit_code=1) from None
+    except WorkflowError as error:
+        # A rule of the author API the file breaks (a workflow named 'a/b'): refused, in one line.
+        line = line_in(error, resolved)
+        raise LoadError(f"{path}{f':{line}' if line else ''}: {error}", exit_code=2) from None
     except BaseException as error:
-        detail = "".join(traceback.format_exception(error))
+        line = line_in(error, resolved)
+        what = f"{type(error).__name__}: {error.msg if isinstance(error, SyntaxError) else error}"
         raise LoadError(
-            f"{path} cannot be loaded: {type(error).__name__}: {error}", exit_code=1, detail=detail
+            f"{path}{f':{line}' if line else ''}: {what}", exit_code=1, detail=_frames_below(error)
         ) from None
     found: dict[str, Workflow[Any]] = {}
     attributes: dict[str, Workflow[Any]] = {}

@@ -9,8 +9,6 @@ FAILED = "failed"
 TIMED_OUT = "timed-out"
 CANCELLED = "cancelled"
 
-EXIT_REFUSED = 2
-
 
 def exit_code(outcome: str, signal_number: int | None = None) -> int:
     if outcome in (COMPLETED, PARKED):
