@@ -41,9 +41,9 @@ def synopsis() -> str:
     from .app import app
 
     try:
-        from typer import _click as click  # type: ignore[attr-defined]
+        from typer import _click as click  # type: ignore[attr-defined,unused-ignore]
     except ImportError:  # pragma: no cover - depends on the installed typer
-        import click  # type: ignore[no-redef]
+        import click  # type: ignore[no-redef,import-not-found,unused-ignore]
 
     group: Any = typer.main.get_command(app)
     lines: list[str] = []
