@@ -39,7 +39,7 @@ def test_ctrl_c_during_a_turn_ends_the_agent_and_records_the_stage_failed(projec
     assert turn["outcome"] == "cancelled" and "SIGINT" in turn["reason"]
 
 
-def test_a_crash_leaves_the_agent_and_the_next_attempt_names_it_with_its_pid(project: Project) -> None:
+def test_a_crash_leaves_the_agent_and_a_continue_told_to_ignore_it_runs_beside_it(project: Project) -> None:
     pidfile = project.path / "agent.pid"
     process = project.start("run", ASK, "--id", "k", "--", "sleeps.py", str(pidfile))
     project.wait_for(pidfile)
@@ -52,7 +52,7 @@ def test_a_crash_leaves_the_agent_and_the_next_attempt_names_it_with_its_pid(pro
         processes = [entry for entry in project.log("ask", "k") if entry["kind"] == "agent-process"]
         assert [entry["pid"] for entry in processes] == [agent]
 
-        done = project.awf("run", ASK, "--id", "k", "--continue", env={"ANSWER_NOW": "1"})
+        done = project.awf("run", ASK, "--id", "k", "--continue", "--ignore-leftovers", env={"ANSWER_NOW": "1"})
         assert done.code == 0, done.stderr
         named = [line for line in done.stderr.splitlines() if "still running" in line]
         assert named == [
@@ -66,6 +66,49 @@ def test_a_crash_leaves_the_agent_and_the_next_attempt_names_it_with_its_pid(pro
             os.killpg(agent, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def crash_leaving_an_agent(project: Project, run_id: str) -> tuple[int, int]:
+    """kill -9 of awf while its agent works: the agent and its child (pids returned) go on."""
+    pidfile = project.path / f"{run_id}.pid"
+    process = project.start("run", ASK, "--id", run_id, "--", "lingers.py", str(pidfile))
+    project.wait_for(pidfile)
+    agent, child = (int(word) for word in pidfile.read_text().split())
+    os.kill(process.pid, signal.SIGKILL)
+    finish(process)
+    return agent, child
+
+
+def test_a_continue_does_not_start_while_an_agent_of_a_crashed_attempt_still_runs(project: Project) -> None:
+    agent, child = crash_leaving_an_agent(project, "k")
+    try:
+        before = (project.run_dir("ask", "k") / "run.jsonl").read_bytes()
+        for extra in ((), ("--plan",)):
+            refused = project.awf("run", ASK, "--id", "k", "--continue", *extra, env={"ANSWER_NOW": "1"})
+            assert refused.code == 2, refused.stderr
+            assert refused.stderr.startswith(
+                "awf: run ask/k: an agent of an interrupted attempt still runs, and may still be changing files"
+            )
+            assert f"  agent planner of attempt 1 in stage plan (pid {agent}): end it with kill -- -{agent}" in (
+                refused.stderr
+            )
+            assert "go on with --end-leftovers to end them first, or --ignore-leftovers" in refused.stderr
+        assert (project.run_dir("ask", "k") / "run.jsonl").read_bytes() == before  # nothing recorded
+        assert is_alive(agent, None) and is_alive(child, None)
+
+        done = project.awf("run", ASK, "--id", "k", "--continue", "--end-leftovers", env={"ANSWER_NOW": "1"})
+        assert done.code == 0, done.stderr
+        assert f"! ended agent planner of attempt 1 (pid {agent}) and its process group" in done.stderr
+        # The whole group, waited for: the agent's child is gone too, before the attempt began.
+        assert not is_alive(agent, None) and wait_gone(child, timeout=1)
+        assert "still running" not in done.stderr
+        assert [e["attempt"] for e in project.log("ask", "k") if e["kind"] == "attempt-start"] == [1, 2]
+    finally:
+        for pid in (agent, child):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def test_the_attempts_timeout_ends_its_agents_and_their_turns_are_timed_out(project: Project) -> None:

@@ -16,13 +16,35 @@ class LeftRunning:
     agent: str
     pid: int
     stage: str | None
+    process_start: str | None = None
 
     def __str__(self) -> str:
         where = f" in stage {self.stage}" if self.stage else ""
         return (
             f"agent {self.agent} of attempt {self.attempt}{where} is still running (pid {self.pid}): it may still be "
-            f"changing files; end it with `kill -- -{self.pid}` unless it should finish"
+            f"changing files; end it with `{self.end_command}` unless it should finish"
         )
+
+    @property
+    def end_command(self) -> str:
+        """The command that ends it: its whole process group, as awf does."""
+        return f"kill -- -{self.pid}"
+
+    def end(self, grace: float = 2.0, wait: float = 10.0) -> bool:
+        """End its whole process group (SIGTERM, then SIGKILL) and wait until it is gone."""
+        import time
+
+        from .processes import end_group, group_alive
+
+        if not is_alive(self.pid, self.process_start):
+            return True  # gone already; its pid may be another process's by now
+        end_group(self.pid, None, grace)
+        until = time.monotonic() + wait
+        while group_alive(self.pid):
+            if time.monotonic() > until:
+                return False
+            time.sleep(0.02)
+        return True
 
 
 def left_running(log: Path, attempts: Iterable[int]) -> list[LeftRunning]:
@@ -36,5 +58,7 @@ def left_running(log: Path, attempts: Iterable[int]) -> list[LeftRunning]:
             continue
         if is_alive(item["pid"], item.get("process_start")):
             seen.add(item["pid"])
-            found.append(LeftRunning(item["attempt"], item["agent"], item["pid"], item.get("stage")))
+            found.append(
+                LeftRunning(item["attempt"], item["agent"], item["pid"], item.get("stage"), item.get("process_start"))
+            )
     return found

@@ -147,6 +147,14 @@ def run(
     preview: Annotated[
         bool, typer.Option("--plan", help="Show what the attempt would reuse, run and stop at; run nothing.")
     ] = False,
+    end_leftovers: Annotated[
+        bool,
+        typer.Option("--end-leftovers", help="End the agents a crashed attempt left running, then continue."),
+    ] = False,
+    ignore_leftovers: Annotated[
+        bool,
+        typer.Option("--ignore-leftovers", help="Continue beside the agents a crashed attempt left running."),
+    ] = False,
 ) -> int:
     """Start a run of a workflow, or continue one.
 
@@ -168,6 +176,8 @@ def run(
         argv=_passthrough,
         preview=preview,
         color=not no_color,
+        end_leftovers=end_leftovers,
+        ignore_leftovers=ignore_leftovers,
     )
 
 

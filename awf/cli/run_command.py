@@ -29,7 +29,12 @@ def run_command(
     preview: bool = False,
     color: bool = True,
     sandbox: str | None = None,
+    end_leftovers: bool = False,
+    ignore_leftovers: bool = False,
 ) -> int:
+    if end_leftovers and ignore_leftovers:
+        output.error("--end-leftovers and --ignore-leftovers contradict each other: give one")
+        return outcomes.EXIT_REFUSED
     request = RunRequest(
         target=file,
         run_id=run_id,
@@ -41,6 +46,8 @@ def run_command(
         values_file=values,
         preview=preview,
         sandbox=sandbox,
+        end_leftovers=end_leftovers,
+        ignore_leftovers=ignore_leftovers,
     )
     if timeout is not None:
         try:

@@ -135,9 +135,14 @@ def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
         preset = _check_look_ahead(request, paths, look, from_stage, values, records) if look else None
         if request.preview:
             assert look is not None
+            if claimed is not None:
+                left = attempt_agents.left_running(paths, claimed.history)
+                if left and not (request.end_leftovers or request.ignore_leftovers):
+                    raise Refusal(attempt_agents.leftovers_refusal(paths, left))
             go_on = _preview_go_on(request, paths.id, look, from_stage, preset, history)
             return Preview(paths.name, attempt, look, from_stage, go_on, records, preset)
         if claimed is not None:
+            _settle_leftovers(request, claimed, observer)
             _name_interrupted(claimed.history, observer, paths, request.from_stage, from_stage)
         if request.resume and request.from_stage and request.from_stage not in records and look and look.ended:
             observer.notice(
@@ -667,6 +672,18 @@ def _name_interrupted(
             text += "; " + _starts_instead(attempt, given, from_stage)
         observer.notice(text)
         attempt_agents.name_left_running(paths, attempt.number, observer)
+
+
+def _settle_leftovers(request: RunRequest, claimed: _Claimed, observer: Observer) -> None:
+    """Refuse to start beside an agent a crashed attempt left running, unless told to end it or not."""
+    left = attempt_agents.left_running(claimed.paths, claimed.history)
+    if not left or request.ignore_leftovers:
+        return
+    if not request.end_leftovers:
+        raise Refusal(attempt_agents.leftovers_refusal(claimed.paths, left))
+    stuck = attempt_agents.end_left_running(left, observer)
+    if stuck:
+        raise Refusal(f"--end-leftovers: {'; '.join(stuck)}; nothing was started")
 
 
 def _starts_instead(crashed: folder.Attempt, given: str | None, from_stage: str | None) -> str:

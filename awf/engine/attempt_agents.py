@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..record import folder
 from ..record.layout import RunPaths
 from .context import AttemptState
 from .observer import Observer
@@ -45,6 +46,49 @@ def end(state: AttemptState) -> None:
     """End every agent of the attempt, and every process they started: the attempt is over."""
     if state.agents is not None:  # None when the workflow never asked for wf.agents
         state.agents.end_all()
+
+
+def left_running(paths: RunPaths, history: folder.History | None) -> list[Any]:
+    """The agents still running of every attempt that never ended and whose process is gone."""
+    if history is None:
+        return []
+    crashed = [attempt.number for attempt in history.attempts if attempt.end is None and not attempt.is_live()]
+    if not crashed:
+        return []
+    from ..agents.leftovers import left_running as find
+
+    return list(find(paths.log, crashed))
+
+
+def leftovers_refusal(paths: RunPaths, left: list[Any]) -> str:
+    """Why a continue does not start beside agents a crashed attempt left running, and what to do."""
+    lines = [
+        f"run {paths.name}: "
+        + (
+            f"{len(left)} agents of an interrupted attempt still run"
+            if len(left) > 1
+            else "an agent of an interrupted attempt still runs"
+        )
+        + ", and may still be changing files; nothing was started:"
+    ]
+    for one in left:
+        where = f" in stage {one.stage}" if one.stage else ""
+        lines.append(
+            f"  agent {one.agent} of attempt {one.attempt}{where} (pid {one.pid}): end it with {one.end_command}"
+        )
+    lines.append("go on with --end-leftovers to end them first, or --ignore-leftovers to run beside them")
+    return "\n".join(lines)
+
+
+def end_left_running(left: list[Any], observer: Observer) -> list[str]:
+    """End each leftover's process group and wait for it; the ones that would not end."""
+    stuck = []
+    for one in left:
+        if one.end():
+            observer.notice(f"ended agent {one.agent} of attempt {one.attempt} (pid {one.pid}) and its process group")
+        else:
+            stuck.append(f"agent {one.agent} (pid {one.pid}) did not end")
+    return stuck
 
 
 def name_left_running(paths: RunPaths, attempt: int, observer: Observer) -> None:

@@ -22,6 +22,9 @@ class RunRequest:
     from_stage: str | None = None
     values_file: Path | None = None
     preview: bool = False  # --plan: look ahead, run nothing
+    # Agents a crashed attempt left running: a continue refuses to start beside them unless told.
+    end_leftovers: bool = False
+    ignore_leftovers: bool = False
     sandbox: str | None = None  # --sandbox as given: a profile's name or a JSON file
     # For callers in Python (awf.testing): the workflow itself, and its args without prepare.
     workflow: Any = None
