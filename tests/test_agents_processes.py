@@ -124,3 +124,50 @@ def test_the_attempts_timeout_ends_its_agents_and_their_turns_are_timed_out(proj
     assert re.fullmatch(
         r"timed out after [0-9.]+m?s: no answer by the attempt's --timeout; the agent was ended", turn["reason"]
     )
+
+
+WAITS_FOR_AN_AGENT = f"""
+import sys
+
+import awf
+
+LINGERS = {str(Path(__file__).parent / "agents" / "lingers.py")!r}
+
+
+@awf.workflow(name="later", description="Works, then waits for an event.", events={{"go": None}})
+async def later(wf):
+    async def work():
+        runtime = {{"harness": "exec", "command": [sys.executable, LINGERS, "w.pid"]}}
+        agent = await wf.agents.open(key="worker", runtime=runtime)
+        await agent.run(prompt="work")
+
+    await wf.stage("work", work)
+    await wf.events.receive("go")
+"""
+
+
+def test_awf_wake_never_continues_a_run_over_an_agent_its_crashed_attempt_left(project: Project) -> None:
+    project.write("later.py", WAITS_FOR_AN_AGENT)
+    process = project.start("run", "later.py", "--id", "w")
+    project.wait_for(project.path / "w.pid")
+    agent, child = (int(word) for word in (project.path / "w.pid").read_text().split())
+    try:
+        os.kill(process.pid, signal.SIGKILL)
+        finish(process)
+        woke = project.awf("wake")
+        assert woke.code == 0 and woke.stdout == ""
+        assert (
+            f"not woken: later/w was interrupted, and agent worker of attempt 1 (pid {agent}) it left still runs"
+            in (woke.stderr)
+        )
+        assert f"end it with kill -- -{agent}" in woke.stderr and "--continue --end-leftovers" in woke.stderr
+        assert [e["attempt"] for e in project.log("later", "w") if e["kind"] == "attempt-start"] == [1]
+        os.killpg(agent, signal.SIGKILL)
+        assert wait_gone(agent) and wait_gone(child)
+        assert project.awf("wake").stdout.startswith("woke later/w")
+    finally:
+        for pid in (agent, child):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

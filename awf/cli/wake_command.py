@@ -25,6 +25,8 @@ def wake_command(*, cwd: Path | None, run_root: Path | None) -> int:
         return problem.code
     for paths, pid in attempt_events.wake_ready(where.root):
         output.result(f"woke {paths.name} (pid {pid})")
+    for text in attempt_events.held_back_runs(where.root):
+        output.error(text)
     return 0
 
 
@@ -73,11 +75,16 @@ def _serve(root: Path) -> int:
     watcher.start()
     log = _Log(root / "serve.log")
     log.say(f"serving {root}")
+    said: set[str] = set()
     try:
         while not stopping.is_set():
             changed.clear()
             for paths, pid in attempt_events.wake_ready(root):
                 log.say(f"woke {paths.name} (pid {pid})")
+            held = set(attempt_events.held_back_runs(root))
+            for text in sorted(held - said):  # once each, not at every look
+                log.say(text)
+            said = held
             due = [
                 d
                 for _, history in attempt_events.parked_runs(root)

@@ -144,6 +144,8 @@ def wake_if_ready(paths: RunPaths) -> int | None:
     interrupted = "events" in history.run and history.last.status == "interrupted"
     if not interrupted and not is_ready(paths, history):
         return None
+    if interrupted and held_back(paths, history):
+        return None  # never over an agent the crashed attempt left running: a person decides
     target = history.last.start.get("file") or history.run.get("file") or ""
     if not split_target(target)[0].exists():
         return None  # the workflow's file moved: `awf run NEWFILE --id ID --continue` goes on
@@ -172,6 +174,26 @@ def parked_runs(root: Path) -> list[tuple[RunPaths, folder.History]]:
             if waiting_on(paths, history) is not None or history.last.status == "interrupted":
                 found.append((paths, history))
     return found
+
+
+def held_back(paths: RunPaths, history: folder.History) -> str | None:
+    """Why a wake leaves this interrupted run alone: an agent its crashed attempt left still runs."""
+    from .attempt_agents import left_running
+
+    left = left_running(paths, history)
+    if not left:
+        return None
+    agents = ", ".join(f"agent {one.agent} of attempt {one.attempt} (pid {one.pid})" for one in left)
+    file = (history.last.start.get("file") if history.last else None) or history.run.get("file") or "FILE"
+    return (
+        f"not woken: {paths.name} was interrupted, and {agents} it left still runs; end it with "
+        f"{left[0].end_command}, or go on with awf run {file} --id {paths.id} --continue --end-leftovers"
+    )
+
+
+def held_back_runs(root: Path) -> list[str]:
+    """Each interrupted run under `root` a wake leaves alone, and why."""
+    return [text for paths, history in parked_runs(root) if (text := held_back(paths, history))]
 
 
 def wake_ready(root: Path) -> list[tuple[RunPaths, int]]:
