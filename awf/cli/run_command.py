@@ -33,8 +33,7 @@ def run_command(
     ignore_leftovers: bool = False,
 ) -> int:
     if end_leftovers and ignore_leftovers:
-        output.error("--end-leftovers and --ignore-leftovers contradict each other: give one")
-        return outcomes.EXIT_REFUSED
+        raise Refusal("--end-leftovers and --ignore-leftovers contradict each other: give one")
     request = RunRequest(
         target=file,
         run_id=run_id,
