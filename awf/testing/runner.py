@@ -8,7 +8,6 @@ import dataclasses
 import re
 import signal
 import sys
-import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,6 +22,7 @@ from ..record.errors import RecordError
 from ..record.files import write_json
 from ..record.layout import RunPaths, run_root_for
 from ..record.names import id_problem
+from . import scratch as scratch_folders
 from .earlier import as_json, earlier_records, write_earlier
 from .harness import ScriptedHarness, Watch, watch_stalls
 from .result import Run, read_run
@@ -171,7 +171,7 @@ def _attempt(
         raise TypeError("values= goes with from_stage=, as --values goes with --from-stage")
     args = dict(args or {})
     need_scratch = cwd is None or run_root is None or values is not None
-    scratch = Path(tempfile.mkdtemp(prefix=f"awf-test-{workflow.name}-")) if need_scratch else Path()
+    scratch = scratch_folders.make(workflow.name) if need_scratch else Path()
     work = Path(cwd).expanduser().absolute() if cwd is not None else scratch / "work"
     work.mkdir(parents=True, exist_ok=True)
     root = run_root_for(work, Path(run_root) if run_root is not None else scratch / "runs")
