@@ -15,7 +15,10 @@ import pytest
 from conftest import Project
 
 WORKFLOW = str(Path(__file__).parent / "agents" / "in_pane.py")
-needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (.ci/run installs it)")
+needs_tmux = pytest.mark.skipif(
+    shutil.which("tmux") is None,
+    reason="tmux is not installed: apt-get install tmux (.ci/run installs every tool the tests use)",
+)
 
 
 class PaneProject(Project):

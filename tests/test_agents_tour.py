@@ -13,7 +13,10 @@ import pytest
 TOUR = Path(__file__).resolve().parent.parent / "examples" / "tour.sh"
 
 
-@pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None, reason="the tour needs git and bash")
+@pytest.mark.skipif(
+    shutil.which("git") is None or shutil.which("bash") is None,
+    reason="the tour needs git and bash: apt-get install git bash",
+)
 def test_the_tour_stops_in_review_and_the_continue_completes(tmp_path: Path) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -39,7 +42,10 @@ def test_the_tour_stops_in_review_and_the_continue_completes(tmp_path: Path) -> 
     assert not Path(scratch).exists() and sorted(path.name for path in tmp_path.iterdir()) == ["bin"]
 
 
-@pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None, reason="the tour needs git and bash")
+@pytest.mark.skipif(
+    shutil.which("git") is None or shutil.which("bash") is None,
+    reason="the tour needs git and bash: apt-get install git bash",
+)
 def test_the_tour_keeps_its_scratch_repo_when_asked(tmp_path: Path) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

@@ -396,7 +396,7 @@ def test_the_cli_reaches_no_host_but_the_fake_model(model: FakeModel, tmp_path: 
     program = require(name)
     strace = shutil.which("strace")
     if strace is None:
-        pytest.skip("strace is not installed")
+        pytest.skip("strace is not installed: apt-get install strace")
     model.script(Shell("echo hi"), Text("Done."))
     trace = tmp_path / "connect.txt"
     home = tmp_path / "home"

@@ -45,8 +45,8 @@ def require(name: str) -> str:
     program = find(name)
     if program is None:
         pytest.skip(
-            f"{name} is not installed: run `.ci/install-agent-clis DIR` and put its output on PATH "
-            f"(or set AWF_{name.upper()})"
+            f'the real {name} CLI is not installed: export PATH="$(.ci/install-agent-clis .cache/agent-clis):$PATH" '
+            f"(needs node and npm; or set AWF_{name.upper()} to its program); .ci/run does it and runs every test"
         )
     return program
 
