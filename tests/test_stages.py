@@ -51,6 +51,11 @@ def run_body(project: Project, body: str, *args: str):
         ),
         ('await wf.stage("bad-schema", lambda: 1, result={"type": "nonsense"})', "not a valid JSON Schema"),
         ('await wf.stage("missing", lambda: 1, result="nowhere.json")', "schema file"),
+        ('await wf.stage("number", lambda: 1, result=42)', "a schema is a Python type (a pydantic model, "),
+        (
+            'class Thing:\n    pass\nawait wf.stage("thing", lambda: Thing(), result=Thing)',
+            "stage thing: the type Thing cannot be made a JSON Schema: Unable to generate pydantic-core schema",
+        ),
     ],
 )
 def test_a_broken_rule_fails_the_attempt_naming_the_stage(project: Project, body: str, message: str):

@@ -93,6 +93,15 @@ def test_typed_stages_hand_back_instances_on_the_attempt_that_ran_them_and_on_a_
     assert "↺ plan  from attempt 1 · on fix/212" in second.stderr
 
 
+def test_what_present_makes_of_a_typed_value_is_printed_as_json(project: Project):
+    project.write(
+        "typed.py", TYPED.replace('present=lambda plan: f"present got {type(plan).__name__}"', "present=lambda p: p")
+    )
+    result = project.awf("run", "typed.py", "--id", "t1")
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout) == {"branch": "fix/212", "steps": ["parse dates before 1970"]}
+
+
 def test_a_typed_stage_records_its_plain_json_form(project: Project):
     project.write("typed.py", TYPED)
     result = project.awf("run", "typed.py", "--id", "t1", "--json")

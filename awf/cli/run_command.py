@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from ..engine import outcomes
@@ -82,8 +83,18 @@ def _print_result(ending: Ending, json_out: bool) -> None:
         return
     try:
         shown = present(ending.value)
+        text = shown if isinstance(shown, str) else json.dumps(_plain(shown), ensure_ascii=False, indent=2)
     except Exception as problem:
         output.error(f"present failed ({type(problem).__name__}: {problem}); printing the whole record")
         output.result(record)
         return
-    output.result(shown if isinstance(shown, str) else json.dumps(shown, ensure_ascii=False, indent=2))
+    output.result(text)
+
+
+def _plain(value: object) -> object:
+    """What present returned, as JSON can hold it: an instance of a type (a pydantic model) as its JSON form."""
+    if "pydantic" not in sys.modules:
+        return value
+    from ..engine.typed import plain_json
+
+    return plain_json(value)
