@@ -283,7 +283,10 @@ def test_a_type_changed_under_its_records_stops_the_attempt_at_that_stage_naming
         result = project.awf("run", "changing.py", "--id", "c1", "--continue", "--json")
         assert result.code == 3, result.stderr
         assert result.out["stage"] == "plan"
-        assert result.out["reason"] == f"the recorded value of stage plan no longer fits its result: {problem}"
+        assert result.out["reason"] == (
+            f"the recorded value of stage plan (.awf/runs/changing/c1/stages/plan.json) no longer fits its result: "
+            f"{problem}"
+        )
         assert result.out["go_on"] == "awf run changing.py --id c1 --continue --from-stage plan"
     redo = project.awf("run", "changing.py", "--id", "c1", "--continue", "--from-stage", "plan")
     assert redo.code == 1, redo.stderr  # the plan's work returns what the changed type forbids
