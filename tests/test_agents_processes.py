@@ -113,7 +113,8 @@ def test_a_continue_does_not_start_while_an_agent_of_a_crashed_attempt_still_run
 
 def test_the_attempts_timeout_ends_its_agents_and_their_turns_are_timed_out(project: Project) -> None:
     pidfile = project.path / "agent.pid"
-    process = project.start("run", ASK, "--id", "t", "--timeout", "1s", "--", "sleeps.py", str(pidfile))
+    # Long enough for the agent to start on a loaded machine before the attempt's deadline passes.
+    process = project.start("run", ASK, "--id", "t", "--timeout", "5s", "--", "sleeps.py", str(pidfile))
     project.wait_for(pidfile)
     done = finish(process)
     assert done.code == 1, done.stderr
