@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -166,6 +167,38 @@ def test_awf_wake_never_continues_a_run_over_an_agent_its_crashed_attempt_left(p
         os.killpg(agent, signal.SIGKILL)
         assert wait_gone(agent) and wait_gone(child)
         assert project.awf("wake").stdout.startswith("woke later/w")
+    finally:
+        for pid in (agent, child):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_awf_logs_tells_the_crash_where_it_happened_with_the_agents_it_left(project: Project) -> None:
+    agent, child = crash_leaving_an_agent(project, "k")
+    try:
+        crashed = next(e for e in project.log("ask", "k") if e["kind"] == "attempt-start")["pid"]
+        told = f"attempt 1 interrupted in stage plan: its process (pid {crashed}) is gone, with no ending"
+        before = project.awf("logs", "ask/k")
+        assert before.code == 0
+        lines = before.stdout.splitlines()
+        at = next(i for i, line in enumerate(lines) if line.strip() == told)
+        assert lines[at + 1].strip() == (
+            f"agent planner in stage plan is still running (pid {agent}): end it with kill -- -{agent}"
+        )
+        assert lines[at + 2].strip() == "go on: awf run " + ASK + " --id k --continue"
+        items = [json.loads(line) for line in project.awf("logs", "ask/k", "--json").stdout.splitlines()]
+        assert items[-1]["interrupted"]["left_running"] == [{"agent": "planner", "pid": agent, "stage": "plan"}]
+
+        done = project.awf("run", ASK, "--id", "k", "--continue", "--end-leftovers", env={"ANSWER_NOW": "1"})
+        assert done.code == 0, done.stderr
+        after = project.awf("logs", "ask/k").stdout.splitlines()
+        at = next(i for i, line in enumerate(after) if line.strip() == told)
+        # Between attempt 1's last line and attempt 2's start, and said once.
+        assert "attempt 2" in after[at + 1] and "attempt 1" not in after[at + 1]
+        assert sum(told in line for line in after) == 1
+        assert any("start point: plan (no record: attempt 1 was interrupted in it)" in line for line in after)
     finally:
         for pid in (agent, child):
             try:

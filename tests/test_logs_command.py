@@ -74,7 +74,8 @@ def test_an_interrupted_runs_logs_end_with_the_command_that_goes_on(world):
     result = project.awf("logs", "steps/crashed")
     assert result.code == 0
     last = result.stdout.rstrip().splitlines()[-2:]
-    assert "attempt 1 was interrupted in build: it has no ending and its process" in last[0]
+    assert "attempt 1 interrupted in stage build: its process (pid " in last[0]
+    assert last[0].endswith(") is gone, with no ending")
     assert last[1].strip() == "go on: awf run steps.py --id crashed --continue"
     items = json_lines(project.awf("logs", "steps/crashed", "--json"))
     assert items[-1]["cursor"] is None and items[-1]["go_on"] == "awf run steps.py --id crashed --continue"

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..record.errors import RecordError
+from ..record.folder import Attempt, History, read_history
 from ..record.layout import RunPaths
 from ..record.log import Line, read_lines
 from ..record.summary import RunSummary, summarize
@@ -57,35 +58,34 @@ class Printer:
             )
         )
 
-    def interrupted(self, paths: RunPaths) -> None:
-        """An attempt with no ending whose process is gone: say so, and how to go on."""
+    def interrupted(self, paths: RunPaths, history: History, crashed: Attempt) -> None:
+        """An attempt with no ending whose process is gone: say so, with the agents it left
+        running, and, for the run's last attempt, how to go on."""
+        from ..agents.leftovers import left_running
         from ..record.detail import go_on_command
-        from ..record.folder import read_history
 
-        history = read_history(paths)
-        last = history.last
-        if last is None or last.end is not None or last.is_live():
-            return
-        where = f" in {last.open_stage}" if last.open_stage else ""
-        text = (
-            f"attempt {last.number} was interrupted{where}: it has no ending and its process (pid {last.pid}) is gone"
+        where = f" in stage {crashed.open_stage}" if crashed.open_stage else ""
+        text = f"attempt {crashed.number} interrupted{where}: its process (pid {crashed.pid}) is gone, with no ending"
+        left = left_running(paths.log, [crashed.number])
+        text += "".join(
+            f"\n  agent {one.agent}{f' in stage {one.stage}' if one.stage else ''} is still running (pid {one.pid}): "
+            f"end it with {one.end_command}"
+            for one in left
         )
-        go_on = go_on_command(history, paths, Path.cwd())
+        go_on = go_on_command(history, paths, Path.cwd()) if crashed is history.last else None
         if self.json_out:
+            said: dict[str, Any] = {"attempt": crashed.number, "stage": crashed.open_stage, "pid": crashed.pid}
+            said["left_running"] = [{"agent": one.agent, "pid": one.pid, "stage": one.stage} for one in left]
             self._write(
-                json.dumps(
-                    {
-                        "cursor": None,
-                        "text": text,
-                        "go_on": go_on,
-                        "interrupted": {"attempt": last.number, "stage": last.open_stage, "pid": last.pid},
-                    },
-                    ensure_ascii=False,
-                )
+                json.dumps({"cursor": None, "text": text, "go_on": go_on, "interrupted": said}, ensure_ascii=False)
             )
             return
         pad = " " * (CURSOR_WIDTH + 12)
-        self._write(f"{'':>{CURSOR_WIDTH}}  {'':8}  {text}" + (f"\n{pad}go on: {go_on}" if go_on else ""))
+        first, *rest = text.splitlines()
+        self._write(
+            "\n".join([f"{'':>{CURSOR_WIDTH}}  {'':8}  {first}", *(pad + more for more in rest)])
+            + (f"\n{pad}go on: {go_on}" if go_on else "")
+        )
 
     def _write(self, text: str) -> None:
         try:
@@ -121,14 +121,29 @@ def logs_command(
     start = _cursor(paths, after) if after is not None else 0
     printer = Printer(json_out)
     filters = Filters(attempt, stage, agent)
+    crashed: list[Attempt] = []
     if follow and summary.status == "running":
         _follow(paths, summary, start, after is not None, filters, printer)
     else:
+        history = read_history(paths)
+        # Each crash is told where it happened: after its attempt's last line, before the next attempt.
+        crashed = [a for a in history.attempts if a.end is None and not a.is_live()]
+        if after is not None:
+            crashed = crashed[-1:] if crashed and crashed[-1] is history.last else []
+        crashed = [a for a in crashed if attempt is None or a.number == attempt]
         for line in read_lines(paths.log, start=start):
+            if line.kind == "attempt-start":
+                while crashed and crashed[0].number < line.entry["attempt"]:
+                    printer.interrupted(paths, history, crashed.pop(0))
             if (after is None or line.offset != start) and filters.keep(line.entry):
                 printer.entry(line)
-    if attempt is None or attempt == summary.attempts:
-        printer.interrupted(paths)
+    if follow and summary.status == "running":
+        history = read_history(paths)  # as it is now the attempt followed has ended, or its process
+        last = history.last
+        if attempt in (None, summary.attempts) and last is not None and last.end is None and not last.is_live():
+            crashed = [last]
+    for rest in crashed:
+        printer.interrupted(paths, history, rest)
     return ExitCode.READ_OK
 
 

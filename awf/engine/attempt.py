@@ -542,7 +542,19 @@ def _run_claimed(
     state = AttemptState(
         paths=paths,
         attempt=claimed.attempt,
-        plan=StagePlan(records, workflow.version, from_stage, dict(values), events=bool(workflow.events), redo=mark),
+        plan=StagePlan(
+            records,
+            workflow.version,
+            from_stage,
+            dict(values),
+            events=bool(workflow.events),
+            redo=mark,
+            interrupted_in={
+                attempt.open_stage: attempt.number
+                for attempt in (history.attempts if history else [])
+                if attempt.end is None and attempt.open_stage and not attempt.is_live()
+            },
+        ),
         observer=observer,
         workflow_version=workflow.version,
         schema_base=workflow.base_dir,

@@ -80,6 +80,8 @@ class StagePlan:
     # A run with events: succeeded records are reused for the rest of the run, whatever version.
     events: bool = False
     redo: RedoMark | None = None
+    # The stages attempts with no ending were in when their process went: why a start point is there.
+    interrupted_in: dict[str, int] = field(default_factory=dict)
     # The run's stages folder, to name a record's file in a complaint about it.
     stages_dir: Path | None = None
 
@@ -109,7 +111,8 @@ class StagePlan:
             if self.from_stage is not None:
                 return Halt(self._missing_before_from_stage(name, record), redo=self.from_stage, needs=True)
             self.reached = True
-            return Run(True, _why_run(record))
+            crashed = self.interrupted_in.get(name) if record is None else None
+            return Run(True, f"no record: attempt {crashed} was interrupted in it" if crashed else _why_run(record))
         return self._reuse(name, record, schema)
 
     def _after_redo(self, name: str, schema: Schema | None) -> Decision:
