@@ -205,3 +205,27 @@ def test_awf_logs_tells_the_crash_where_it_happened_with_the_agents_it_left(proj
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def test_an_answer_for_a_turn_of_an_attempt_a_newer_one_took_over_is_refused_and_not_taken(project: Project) -> None:
+    pidfile, go, said = (project.path / name for name in ("late.pid", "go", "said.json"))
+    process = project.start("run", ASK, "--id", "late", "--", "answers_later.py", str(pidfile), str(go), str(said))
+    project.wait_for(pidfile)
+    agent = int(pidfile.read_text())
+    try:
+        os.kill(process.pid, signal.SIGKILL)
+        finish(process)
+        done = project.awf("run", ASK, "--id", "late", "--continue", "--ignore-leftovers", env={"ANSWER_NOW": "1"})
+        assert done.code == 0, done.stderr
+        go.touch()  # the crashed attempt's agent answers its turn only now
+        project.wait_for(said)
+        answered = json.loads(said.read_text())
+        assert answered["code"] == 2
+        assert "attempt 1 was interrupted, and attempt 2 has taken the run over" in answered["stderr"]
+        assert "this one was not taken" in answered["stderr"]
+        assert not (project.run_dir("ask", "late") / "agents/1/planner/turn-1/outcome.json").exists()
+    finally:
+        try:
+            os.killpg(agent, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

@@ -52,6 +52,9 @@ def answer(env: Mapping[str, str], text: str | None, *, blocked: str | None = No
             f"{agent_dir} is the folder of {name}, and {channel.ENV_TOKEN} is not its token: an agent answers "
             "only its own turns"
         )
+    over = _attempt_over(Path(agent_dir), agent["attempt"])
+    if over:
+        raise Refused(f"{over}: the turns of {name} take no answer now; this one was not taken")
     number = turn if turn is not None else _pinned(env) or agent["turn"]
     if number < 1 or number > agent["turn"]:
         raise Refused(f"{name} has no turn {number}; its current turn is {agent['turn'] or 'none yet'}")
@@ -75,6 +78,29 @@ def answer(env: Mapping[str, str], text: str | None, *, blocked: str | None = No
     if outcome is None:  # awf settled it (a deadline, say) between the check and now
         raise Refused(_settled_text(name, number, channel.read_outcome(folder) or {"outcome": "settled"}))
     return Taken(agent["run"], agent["agent"], number, outcome["outcome"])
+
+
+def _attempt_over(agent_dir: Path, attempt: int) -> str | None:
+    """Why the agent's attempt can take no answer: it ended, or a newer attempt took the run over
+    after it was interrupted. The agent's folder is {run}/agents/{attempt}/{key}."""
+    from ..record.log import read_lines
+
+    log = agent_dir.parent.parent.parent / "run.jsonl"
+    newer = None
+    try:
+        for line in read_lines(log, kinds=frozenset({"attempt-start", "attempt-end"})):
+            entry = line.entry
+            if entry["kind"] == "attempt-end" and entry.get("attempt") == attempt:
+                return f"attempt {attempt} is over: it ended {entry.get('outcome')}"
+            if entry["kind"] == "attempt-start" and entry.get("attempt", 0) > attempt:
+                newer = entry["attempt"]
+    except FileNotFoundError:
+        return None
+    except RecordError as error:
+        raise Refused(f"the run's record cannot be read: {error}") from None
+    if newer is not None:
+        return f"attempt {attempt} was interrupted, and attempt {newer} has taken the run over"
+    return None
 
 
 def _pinned(env: Mapping[str, str]) -> int | None:
