@@ -70,5 +70,6 @@ def test_every_concept_has_a_page():
         "agents",
         "cli",
         "panes",
+        "cost",
     ):
         assert (DOCS / f"{name}.md").exists(), name

@@ -108,6 +108,10 @@ def test_claude_in_a_pane_answers_through_awf_answer_and_takes_its_next_turn_in_
         ("answered", "awf answer", False),
     ]
     assert {turn["session"] for turn in turns} == {pane["command"][pane["command"].index("--session-id") + 1]}
+    # Its session file gave each turn its tokens and cost: two model calls, at the fake's default usage.
+    for turn in turns:
+        assert turn["usage"]["input"] == 240 and turn["usage"]["output"] == 24, turn["usage"]
+        assert turn["cost"] > 0 and "unreported" not in turn
     assert panes.workspaces() == []
 
 

@@ -65,6 +65,8 @@ class Host:
     cancel_reason: Callable[[], str | None]  # why the attempt is being cancelled, once it is
     timed_out: Callable[[], bool] = lambda: False  # the attempt is cancelled because --timeout passed
     sandbox: Any = None  # the run's sandbox profile (sandbox_profile.Profile), or None
+    # Raises the engine's stop when the run has cost more than its --max-cost: before and after each turn.
+    check_budget: Callable[[str], None] = lambda when: None
 
     @property
     def log(self) -> Path:

@@ -180,6 +180,23 @@ class Harness:
             text = session.instructions.rstrip() + "\n\n" + text
         return text
 
+    def name_session(self, session: Session) -> None:
+        """Called as each turn starts, before it records where the agent's session is: a harness
+        whose program takes the session's id from awf names it here (sets `session.id`)."""
+        return None
+
+    def session_file(self, session: Session, env: Mapping[str, str]) -> Path | None:
+        """The file the agent's program keeps its session in (where `session.id` is kept), once it
+        is known; None: not yet, or never (the default: a program with no session awf can read)."""
+        return None
+
+    def session_usage(self, path: Path, start: int, end: int | None) -> dict[str, Any] | None:
+        """What the model calls written between bytes `start` and `end` (None: the end) of the
+        session file used, as the fields of a `usage` line (tokens, cost, models, cost_unknown);
+        None (the default): this harness cannot read a session. Raises OSError when the file
+        cannot be read."""
+        return None
+
     def close(self, session: Session) -> None:
         """End the agent: its processes, its session. Called after a timeout or cancellation,
         by `agent.close()`, and when the attempt ends. Must be safe to call more than once."""

@@ -13,6 +13,11 @@ delivery of the agent (the recovery prompt, the next turn) resumes it with `--re
 Tokens and cost come from the stream's result line: Claude Code prices its own use. On a resumed
 session that line's `total_cost_usd` counts the whole session, so a delivery's cost is what
 `model_usage_since_last_result` says (or the difference from the last delivery's total).
+
+awf names the session as it starts it (`--session-id`), so each turn records where its session
+file is before the agent does anything: a turn cut short before the result line (a crash, a
+cancel, a timeout) is counted from that file by the next attempt (usage_claude). In a pane, where
+nothing prints a result line, the session file is what ends the turn and gives its tokens.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..record.files import write_atomic
+from . import usage_claude
 from .harness import Harness, Message, PaneProgram, Session, Stopped
 from .headless import Ran, copy_private, failure, find_program, run_delivery
 from .sandbox import endpoint_of
@@ -53,6 +59,9 @@ class ClaudeHarness(Harness):
     # After `awf answer`, Claude Code writes its last words and the result line (tokens, cost).
     answer_grace = 10.0
     pane_answer_hint = answer_hint
+    # In a pane, after `awf answer`, Claude Code writes its last words to its session file, which
+    # ends the turn with its tokens.
+    pane_answer_grace = 10.0
 
     def spec_problem(self, runtime: dict[str, Any]) -> str | None:
         model = runtime.get("model", DEFAULT_MODEL)
@@ -90,7 +99,7 @@ class ClaudeHarness(Harness):
         program, problem = find_program("claude", VARIABLE, message.env, INSTALL)
         if program is None:
             return Stopped(failed=problem)
-        ran = await run_delivery(session, message, self.command(program, session), message.text)
+        ran = await run_delivery(session, message, self.command(program, session, message.env), message.text)
         init = next((e for e in ran.of("system") if e.get("subtype") == "init"), None)
         results = ran.of("result")
         session_id = (results[-1] if results else init or {}).get("session_id")
@@ -106,23 +115,40 @@ class ClaudeHarness(Harness):
         text = json.dumps(structured) if structured is not None else result.get("result")
         return Stopped(text=text if isinstance(text, str) else None, usage=usage, cost=cost)
 
-    def command(self, program: str, session: Session) -> list[str]:
+    def command(self, program: str, session: Session, env: Mapping[str, str]) -> list[str]:
         command = [program, "-p", "--output-format", "stream-json", "--verbose", *self._options(session)]
-        if session.id:
-            command += ["--resume", session.id]
-        return command + list(session.runtime.get("extra_args") or [])
+        return command + self._session_options(session, env) + list(session.runtime.get("extra_args") or [])
+
+    def _session_options(self, session: Session, env: Mapping[str, str]) -> list[str]:
+        """Resume the agent's session once Claude Code has written it; else start it, named by awf."""
+        file = self.session_file(session, env)
+        if session.id and file is not None and file.exists():
+            return ["--resume", session.id]
+        self.name_session(session)
+        assert session.id is not None
+        return ["--session-id", session.id]
+
+    def name_session(self, session: Session) -> None:
+        session.id = session.id or str(uuid.uuid4())
+
+    def session_file(self, session: Session, env: Mapping[str, str]) -> Path | None:
+        if session.sandbox is not None:
+            env = {**env, **session.sandbox.env}  # its own config folder, where its sessions are
+        return usage_claude.session_file(env, session.cwd, session.id) if session.id else None
+
+    def session_usage(self, path: Path, start: int, end: int | None) -> dict[str, Any]:
+        return usage_claude.read_usage(path, start, end).as_record(usage_claude.PROVIDER)
 
     def pane_command(self, session: Session, env: Mapping[str, str]) -> PaneProgram:
         """Claude Code's own terminal UI, for "placement": "pane". The session is named as it starts,
         so a program started again after it exited resumes the conversation."""
         program = find_program("claude", VARIABLE, env, INSTALL)[0] or "claude"
-        command = [program, *self._options(session)]
-        if session.id:
-            command += ["--resume", session.id]
-        else:
-            session.id = str(uuid.uuid4())
-            command += ["--session-id", session.id]
+        command = [program, *self._options(session), *self._session_options(session, env)]
         return PaneProgram(command + list(session.runtime.get("extra_args") or []), ready=_takes_input)
+
+    def pane_watch(self, session: Session, message: Message) -> _Finished | None:
+        file = self.session_file(session, message.env)
+        return _Finished(session, message, file) if file is not None else None
 
     def pane_text(self, session: Session, message: Message, fresh: bool) -> str:
         # The instructions are its system prompt, and a resumed session has the turn's prompt.
@@ -157,6 +183,43 @@ def _first_start(config: Path, session: Session, key: str | None) -> None:
     if key:
         answers["customApiKeyResponses"] = {"approved": [key[-20:]], "rejected": []}
     write_atomic(config / ".claude.json", json.dumps(answers))
+
+
+class _Finished:
+    """The `pane_watch` of Claude Code: its session file shows a reply that ends the model's turn,
+    after the message was pasted. The tokens are the turn's so far; the cost, this delivery's."""
+
+    def __init__(self, session: Session, message: Message, file: Path) -> None:
+        self.file = file
+        self.offset = _size(file)
+        if session.data.get("pane_turn") != message.turn:
+            session.data["pane_turn"], session.data["pane_turn_offset"] = message.turn, self.offset
+        self.turn_offset: int = session.data["pane_turn_offset"]
+        self.model = session.model
+
+    def __call__(self) -> Stopped | None:
+        try:
+            if not usage_claude.finished(self.file, self.offset):
+                return None
+            turn = usage_claude.read_usage(self.file, self.turn_offset)
+            delivery = usage_claude.read_usage(self.file, self.offset)
+        except OSError:
+            return None
+        cost, why, _ = delivery.priced(usage_claude.PROVIDER)
+        models = list(turn.by_model)
+        usage: dict[str, Any] = {"model": models[0] if len(models) == 1 else self.model, **turn.tokens}
+        if len(models) > 1:
+            usage["models"] = models
+        if why:
+            usage["cost_unknown"] = why
+        return Stopped(usage=usage, cost=cost)
+
+
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return 0
 
 
 def _takes_input(screen: str) -> bool:

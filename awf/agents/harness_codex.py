@@ -37,9 +37,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from . import usage_codex
 from .harness import Harness, Message, PaneProgram, Session, Stopped
 from .headless import copy_private, failure, find_program, run_delivery
 from .sandbox import endpoint_of
+from .usage import price
 
 DEFAULT_MODEL = "gpt-6.1-sol"
 TESTED_VERSION = "0.171.0"
@@ -93,14 +95,14 @@ class CodexHarness(Harness):
         OpenAI key, base URL, and the key variables the providers name (env_key)."""
         config = home / ".codex"
         config.mkdir(mode=0o700, exist_ok=True)
-        own = codex_home(env)
+        own = usage_codex.home(env)
         for name in (AUTH, CONFIG):
             copy_private(own / name, config / name)
         names = {*PASSED, *_provider_keys(_settings(own, session.runtime))}
         return {**{name: env[name] for name in sorted(names) if name in env}, "CODEX_HOME": str(config)}
 
     def endpoints(self, session: Session, env: Mapping[str, str]) -> list[str]:
-        settings = _settings(codex_home(env), session.runtime)
+        settings = _settings(usage_codex.home(env), session.runtime)
         providers = settings.get("model_providers")
         provider = providers.get(settings.get("model_provider") or "openai") if isinstance(providers, dict) else None
         base = provider.get("base_url") if isinstance(provider, dict) else None
@@ -113,7 +115,14 @@ class CodexHarness(Harness):
         program, problem = find_program("codex", VARIABLE, message.env, INSTALL)
         if program is None:
             return Stopped(failed=problem)
-        watch = _Reconnects(float(session.runtime.get("reconnect_limit", RECONNECT_LIMIT)))
+        reconnects = _Reconnects(float(session.runtime.get("reconnect_limit", RECONNECT_LIMIT)))
+
+        def watch(event: dict[str, Any] | None) -> str | None:
+            # The thread is known as it starts, so the turn records where its session file is.
+            if event is not None and event.get("type") == "thread.started" and isinstance(event.get("thread_id"), str):
+                session.id = event["thread_id"]
+            return reconnects(event)
+
         env = {**message.env, **helpers_env(session, message.env)} if session.sandbox is None else message.env
         ran = await run_delivery(session, message, self.command(program, session), message.text, env=env, watch=watch)
         started = ran.of("thread.started")
@@ -185,7 +194,15 @@ class CodexHarness(Harness):
         if not session.id:
             return None  # its thread is not known: awf goes by the screen
         env = {**message.env, **session.sandbox.env} if session.sandbox is not None else message.env
-        return _Finished(session, message, _Rollout(codex_home(env), session.id))
+        return _Finished(session, message, _Rollout(usage_codex.home(env), session.id))
+
+    def session_file(self, session: Session, env: Mapping[str, str]) -> Path | None:
+        if session.sandbox is not None:
+            env = {**env, **session.sandbox.env}  # its own home, where its sessions are
+        return usage_codex.session_file(env, session.id) if session.id else None
+
+    def session_usage(self, path: Path, start: int, end: int | None) -> dict[str, Any]:
+        return usage_codex.read_usage(path, start, end).as_record(usage_codex.PROVIDER)
 
     def _options(self, session: Session) -> list[str]:
         """What `codex exec` and the terminal UI share: sandbox, model, instructions."""
@@ -243,13 +260,6 @@ def _provider_keys(settings: Mapping[str, Any]) -> list[str]:
     return [p["env_key"] for p in providers.values() if isinstance(p, dict) and isinstance(p.get("env_key"), str)]
 
 
-def codex_home(env: Mapping[str, str]) -> Path:
-    """Where codex keeps its config and its session files."""
-    if env.get("CODEX_HOME"):
-        return Path(env["CODEX_HOME"]).expanduser()
-    return Path(env.get("HOME") or Path.home()).expanduser() / ".codex"
-
-
 def helpers_env(session: Session, env: Mapping[str, str]) -> dict[str, str]:
     """A TMPDIR for codex when its home is under the temp folder, else nothing.
 
@@ -257,7 +267,7 @@ def helpers_env(session: Session, env: Mapping[str, str]) -> dict[str, str]:
     its home and finds on PATH. It refuses to make that link under the temp folder ($TMPDIR, else
     /tmp), and where bubblewrap is installed every command then fails (`bwrap: execvp
     codex-linux-sandbox`). A temp folder of the agent's own, which holds no codex home, lets it."""
-    home = codex_home(env)
+    home = usage_codex.home(env)
     temp = Path(env.get("TMPDIR") or "/tmp")
     homes, temps = {home, Path(os.path.realpath(home))}, {temp, Path(os.path.realpath(temp))}
     if not any(each.is_relative_to(root) for each in homes for root in temps):
@@ -300,8 +310,7 @@ class _Rollout:
         self.rest = b""
 
     def _find(self) -> Path | None:
-        found = sorted(self.home.glob(f"sessions/*/*/*/rollout-*-{self.thread}.jsonl"))
-        return found[-1] if found else None
+        return usage_codex.session_file({"CODEX_HOME": str(self.home)}, self.thread)
 
     def events(self) -> list[dict[str, Any]]:
         if self.path is None:
@@ -417,39 +426,15 @@ def _account(
         tokens = {key: value + data["tokens"].get(key, 0) for key, value in tokens.items()}
     data["turn"], data["tokens"] = message.turn, tokens
     model = session.runtime.get("model", DEFAULT_MODEL)
-    cost, why = price(model, delta["input_tokens"], delta["cached_input_tokens"], delta["output_tokens"])
+    cost, why = price(
+        usage_codex.PROVIDER,
+        model,
+        {"input": delta["input_tokens"], "cached": delta["cached_input_tokens"], "output": delta["output_tokens"]},
+    )
     usage: dict[str, Any] = {"model": model, **tokens}
     if why:
         usage["cost_unknown"] = why
     return usage, cost
-
-
-def price(model: str | None, input_tokens: int, cached: int, output: int) -> tuple[float | None, str | None]:
-    """US dollars for these tokens of an OpenAI model, by genai-prices; or None and why not."""
-    if not model:
-        return None, "the model is codex's own default, which awf does not know to price"
-    try:
-        from genai_prices import Usage, calc_price  # a large table: loaded only to price a turn
-    except ImportError:
-        return None, "genai-prices is not installed (pip install genai-prices)"
-    try:
-        priced = calc_price(
-            Usage(input_tokens=input_tokens, cache_read_tokens=cached, output_tokens=output),
-            model_ref=model,
-            provider_id="openai",
-        )
-    except LookupError:
-        return None, f"genai-prices {_version()} has no price for {model}"
-    return float(priced.total_price), None
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("genai-prices")
-    except PackageNotFoundError:
-        return "(unknown version)"
 
 
 def _int(value: Any) -> int:

@@ -103,6 +103,15 @@ class PaneHarness(Harness):
             return f'"keep_pane" is true or false, not {keep!r}'
         return self.inner.spec_problem(runtime)
 
+    def name_session(self, session: Session) -> None:
+        self.inner.name_session(session)
+
+    def session_file(self, session: Session, env: Mapping[str, str]) -> Path | None:
+        return self.inner.session_file(session, env)
+
+    def session_usage(self, path: Path, start: int, end: int | None) -> dict[str, Any] | None:
+        return self.inner.session_usage(path, start, end)
+
     def missing(self, session: Session, env: Mapping[str, str]) -> str | None:
         problem = self._panes(session, env).mux.missing()
         if problem:

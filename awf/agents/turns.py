@@ -25,6 +25,7 @@ from .harness import Harness, Message, Stopped
 from .outcome import Answered, NotAnswered, Outcome, Turn
 from .prompts import answer_instructions, recovery_prompt
 from .spec import AgentError
+from .turn_sessions import SessionMarks
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -43,6 +44,7 @@ async def run_turn(agent: Agent, host: Host, *, prompt: Any, schema: Any, timeou
     seconds = _timeout_seconds(agent.key, timeout)
     typed = None if schema is None else host.load_schema(schema, f"agent {agent.key}'s turn")
     loaded = None if typed is None else typed.schema
+    host.check_budget("before the turn started")
     if agent.busy:
         raise AgentError(
             f"agent {agent.key} is in a turn already: one turn at a time for an agent; "
@@ -58,6 +60,11 @@ async def run_turn(agent: Agent, host: Host, *, prompt: Any, schema: Any, timeou
     turn_folder = agent.channel.open_turn(number, loaded, deadline, shown)
     host.progress.agent_turn_started(stage, agent.key, agent.spec.harness, number, shown)
     talk = _Conversation(agent, host, number, turn_folder, prompt, loaded, deadline, seconds is not None, started)
+    fields: dict[str, Any] = {"attempt": host.attempt, "agent": agent.key, "turn": number}
+    if stage is not None:
+        fields["stage"] = stage
+    talk.marks = SessionMarks(agent.harness, agent.session, talk.env, host.log, fields)
+    talk.marks.start(agent.spec.harness)
     try:
         settled = await talk.run()
     except asyncio.CancelledError:
@@ -71,7 +78,9 @@ async def run_turn(agent: Agent, host: Host, *, prompt: Any, schema: Any, timeou
         raise
     finally:
         agent.busy = False
-    return _finish(agent, host, talk, settled, stage, label, started, typed)
+    turn = _finish(agent, host, talk, settled, stage, label, started, typed)
+    host.check_budget(f"at the end of agent {agent.key}'s turn {number}")
+    return turn
 
 
 def _timeout_seconds(key: str, timeout: Any) -> float | None:
@@ -128,13 +137,23 @@ class _Conversation:
         self.nudged = False
         self.usage: dict[str, Any] | None = None
         self.cost: float | None = None
+        self.env = {**os.environ, **agent.channel.env(number)}
+        self.marks: SessionMarks | None = None
+        self.deliveries = 0
+        self.reported = 0  # deliveries whose tokens the harness gave
+
+    @property
+    def unreported(self) -> bool:
+        """Some of what the turn used went unreported (a delivery cut short, or its program said
+        nothing of it), and its agent's session file is known, where the next attempt reads it."""
+        return self.reported < self.deliveries and self.marks is not None and self.marks.known
 
     async def run(self) -> dict[str, Any]:
         agent = self.agent
         if agent.harness is None:
             return self._settle(kinds.FAILED, reason=agent.unavailable)
         harness = agent.harness
-        env = {**os.environ, **agent.channel.env(self.number)}
+        env = self.env
         try:
             missing = harness.missing(agent.session, env)
         except Exception as error:  # a harness's bug fails the turn; it must not fail the attempt
@@ -182,8 +201,11 @@ class _Conversation:
     async def _deliver(self, message: Message, harness: Harness) -> dict[str, Any] | Stopped | object:
         """Run one delivery until the turn settles, the agent stops, or the deadline passes."""
         task = asyncio.ensure_future(harness.deliver(self.agent.session, message))
+        self.deliveries += 1
         try:
             while True:
+                if self.marks is not None:
+                    self.marks.check()
                 settled = read_outcome(self.folder)
                 if settled is not None:
                     await _let_end(task, harness.answer_grace)
@@ -224,6 +246,7 @@ class _Conversation:
 
     def _count(self, stopped: Stopped) -> None:
         if stopped.usage:
+            self.reported += 1
             self.usage = {**(self.usage or {}), **stopped.usage}
         if stopped.cost is not None:
             self.cost = (self.cost or 0.0) + stopped.cost
@@ -292,6 +315,10 @@ def _finish(
         "usage": talk.usage,
         "cost": talk.cost,
     }
+    if talk.marks is not None:
+        talk.marks.check()
+    if talk.unreported:
+        fields["unreported"] = True  # the next attempt reads what it used from the session file
     if outcome.answered:
         fields["value"] = settled.get("value")  # plain JSON, as the agent gave it
     if stage is not None:

@@ -127,6 +127,14 @@ def run(
             help="End the attempt timed-out after this long (90s, 10m, 2h; a bare number is seconds).",
         ),
     ] = None,
+    max_cost: Annotated[
+        str | None,
+        typer.Option(
+            "--max-cost",
+            metavar="DOLLARS",
+            help="Stop the attempt once the run's agents have cost more than this (5.00); a continue keeps it.",
+        ),
+    ] = None,
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="The folder the run works in.")] = None,
     sandbox: Annotated[
         str | None,
@@ -169,6 +177,7 @@ def run(
         from_stage=from_stage,
         values=values,
         timeout=timeout,
+        max_cost=max_cost,
         cwd=cwd,
         sandbox=sandbox,
         run_root=run_root,

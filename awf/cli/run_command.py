@@ -24,6 +24,7 @@ def run_command(
     values: Path | None,
     timeout: str | None,
     cwd: Path | None,
+    max_cost: str | None = None,
     run_root: Path | None,
     json_out: bool,
     argv: list[str] | None,
@@ -55,6 +56,15 @@ def run_command(
         except ValueError as problem:
             raise Refusal(f"--timeout {problem}") from None
         request.timeout_text = timeout
+    if max_cost is not None:
+        from ..engine.budget import parse_max_cost
+
+        try:
+            request.max_cost = parse_max_cost(max_cost)
+        except ValueError as problem:
+            output.error(f"--max-cost {problem}")
+            return outcomes.EXIT_REFUSED
+        request.max_cost_text = max_cost
     if values is not None and from_stage is None:
         raise Refusal("--values goes only with --from-stage: name the stage the run starts at")
     reporter = choose_view(color)

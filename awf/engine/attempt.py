@@ -20,7 +20,7 @@ from ..record.errors import RecordError
 from ..record.layout import RunPaths, run_root_for
 from ..record.liveness import process_start
 from ..record.names import id_problem, stage_name_problem
-from . import attempt_agents, attempt_sandbox, outcomes
+from . import attempt_agents, attempt_sandbox, budget, outcomes
 from . import from_stage as from_stage_rules
 from .context import AttemptState, Context, stage_of
 from .durations import format_duration
@@ -517,6 +517,7 @@ def _run_claimed(
         from . import attempt_events
     started = time.time()
     deadline = started + request.timeout if request.timeout else None
+    max_cost = request.max_cost if request.max_cost is not None else budget.inherited(history)
     folder.append_line(
         paths.log,
         folder.entry(
@@ -531,11 +532,15 @@ def _run_claimed(
                 "from_stage": from_stage,
                 "values": str(request.values_file) if request.values_file else None,
                 "timeout": request.timeout_text,
+                "max_cost": request.max_cost_text,
             },
+            max_cost=max_cost,
             deadline=iso(deadline) if deadline else None,
             **({"events": attempt_events.declared(workflow)} if workflow.events else {}),
         ),
     )
+    if history is not None:
+        attempt_agents.settle_unrecorded(paths, claimed.attempt, observer)
     if workflow.events and request.from_stage:
         attempt_events.record_redo(paths, claimed.attempt, request.from_stage)
     observer.attempt_started(workflow.name, paths.id, claimed.attempt, paths.dir)
@@ -559,6 +564,7 @@ def _run_claimed(
         workflow_version=workflow.version,
         schema_base=workflow.base_dir,
     )
+    state.max_cost = max_cost
     attempt_agents.attach(state, cwd=claimed.cwd, deadline=deadline, sandbox=claimed.sandbox)
     if workflow.events:
         attempt_events.attach(state, workflow, paths)
@@ -591,6 +597,7 @@ def _run_claimed(
         "started": iso(started),
         "ended": now_iso(),
         "stages": state.stage_list,
+        "cost": _costs(paths, claimed.attempt),
     }
     if ending.outcome == outcomes.COMPLETED:
         out["value"] = ending.plain
@@ -658,6 +665,18 @@ def _report(workflow: Workflow[Any], ending: Ending, state: AttemptState, cwd: P
         return write_report(workflow.report, value, told, state.paths)
     finally:
         os.chdir(previous)
+
+
+def _costs(paths: RunPaths, attempt: int) -> dict[str, Any]:
+    """What the attempt's agents cost, and the run's so far, as the closing block and `awf runs` say."""
+    from ..record.costs import add_up, turn_costs
+    from ..record.summary import cost_lines
+
+    turns = turn_costs(cost_lines(paths.log))
+    return {
+        "attempt": add_up(turn for turn in turns if turn.attempt == attempt).as_json(),
+        "run": add_up(turns).as_json(),
+    }
 
 
 def _name_interrupted(
@@ -788,7 +807,9 @@ def _ending(
         code = outcomes.exit_code(outcome, result.signal)
         go_on = None
         if outcome != outcomes.COMPLETED:
-            go_on = request.go_on(run_id, from_stage=redo or (from_stage if not plan.reached else None))
+            go_on = request.go_on(
+                run_id, from_stage=redo or (from_stage if not plan.reached else None), max_cost=state.raise_budget
+            )
         return Ending(
             outcome,
             code,

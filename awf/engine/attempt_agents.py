@@ -8,6 +8,7 @@ from typing import Any
 
 from ..record import folder
 from ..record.layout import RunPaths
+from .budget import check
 from .context import AttemptState
 from .observer import Observer
 from .schema import Schema, load_schema
@@ -36,6 +37,7 @@ def attach(state: AttemptState, *, cwd: Path, deadline: float | None, sandbox: A
                 cancel_reason=lambda: state.cancel_reason,
                 timed_out=lambda: state.timed_out,
                 sandbox=sandbox,
+                check_budget=lambda when: check(state, state.max_cost, when),
             )
         )
 
@@ -89,6 +91,21 @@ def end_left_running(left: list[Any], observer: Observer) -> list[str]:
         else:
             stuck.append(f"agent {one.agent} (pid {one.pid}) did not end")
     return stuck
+
+
+def settle_unrecorded(paths: RunPaths, attempt: int, observer: Observer) -> None:
+    """Count what earlier attempts' turns used and could not record, read from their agents'
+    sessions, and say so: `attempt 2 used 41,200 tokens ($0.31) that it could not record; counted now`."""
+    try:
+        with open(paths.log, "rb") as handle:
+            if b'"turn-start"' not in handle.read():
+                return  # no agent ever took a turn: nothing to import, nothing to read
+    except OSError:
+        return
+    from ..agents.recovery import settle
+
+    for found in settle(paths.log, attempt):
+        observer.notice(found.line())
 
 
 def name_left_running(paths: RunPaths, attempt: int, observer: Observer) -> None:

@@ -73,6 +73,10 @@ class AttemptState:
         self.make_agents: Callable[[], Any] | None = None
         # `wf.events`: the attempt's EventsApi, in a run whose workflow declares events.
         self.events: Any = None
+        # --max-cost, when the run has one; and the higher one the command that goes on gives,
+        # once the run passed it.
+        self.max_cost: float | None = None
+        self.raise_budget: float | None = None
 
 
 def mark_stage(error: BaseException, stage: str) -> BaseException:

@@ -26,6 +26,8 @@ class RunRequest:
     end_leftovers: bool = False
     ignore_leftovers: bool = False
     sandbox: str | None = None  # --sandbox as given: a profile's name or a JSON file
+    max_cost: float | None = None  # --max-cost, in US dollars
+    max_cost_text: str | None = None
     # For callers in Python (awf.testing): the workflow itself, and its args without prepare.
     workflow: Any = None
     args: dict[str, Any] | None = None
@@ -41,7 +43,9 @@ class RunRequest:
 
         return format_duration(self.timeout)
 
-    def go_on(self, run_id: str, *, from_stage: str | None = None, values: str | None = None) -> str:
+    def go_on(
+        self, run_id: str, *, from_stage: str | None = None, values: str | None = None, max_cost: float | None = None
+    ) -> str:
         """The exact command that adds the next attempt to this run."""
         words = ["awf", "run", self.target, "--id", run_id, "--continue"]
         if self.cwd is not None:
@@ -50,6 +54,8 @@ class RunRequest:
             words += ["--run-root", str(self.run_root)]
         if from_stage:
             words += ["--from-stage", from_stage]
+        if max_cost is not None:
+            words += ["--max-cost", f"{max_cost:.2f}"]
         import shlex  # deferred: most attempts complete and print no command
 
         command = shlex.join(words)

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from .clock import age, iso
+from .costs import CostSum, TurnCost, add_up, breakdown, turn_costs
 from .errors import RecordError
 from .folder import Attempt, History, read_history, read_json_file, read_stage_records
 from .layout import RUNS_DIR, RunPaths
 from .log import read_lines
-from .summary import turn_cost
 
 
 @dataclass
@@ -23,7 +23,7 @@ class RunDetail:
     paths: RunPaths
     history: History
     stages: dict[str, dict[str, Any] | RecordError]
-    cost_by_attempt: dict[int, float] = field(default_factory=dict)
+    turn_costs: list[TurnCost] = field(default_factory=list)
     moved: float = 0.0
     go_on: str | None = None
     # Stages whose file no longer holds the record run.jsonl holds for it: edited by hand, with
@@ -37,8 +37,15 @@ class RunDetail:
         return self.history.status
 
     @property
+    def total(self) -> CostSum:
+        return add_up(self.turn_costs)
+
+    @property
     def cost(self) -> float | None:
-        return sum(self.cost_by_attempt.values()) if self.cost_by_attempt else None
+        return self.total.as_json()["cost"]
+
+    def attempt_total(self, number: int) -> CostSum:
+        return add_up(turn for turn in self.turn_costs if turn.attempt == number)
 
     @property
     def problems(self) -> list[RecordError]:
@@ -59,9 +66,11 @@ class RunDetail:
             "started": run.get("at"),
             "moved": iso(self.moved),
             "cost": self.cost,
+            "cost_unknown": self.total.unknown,
+            "costs": breakdown(self.turn_costs),
             "record": str(self.paths.dir),
             "attempts": [
-                attempt_json(attempt, self.cost_by_attempt.get(attempt.number)) for attempt in self.history.attempts
+                attempt_json(attempt, self.attempt_total(attempt.number)) for attempt in self.history.attempts
             ],
             "stages": [self.stage_json(name) for name in self.stages],
             "go_on": self.go_on,
@@ -84,23 +93,20 @@ def read_detail(paths: RunPaths, here: Path | None = None) -> RunDetail:
     unreadable: list[RecordError] = []
     history = read_history(paths, problems=unreadable)
     moved = paths.log.stat().st_mtime
-    costs: dict[int, float] = {}
+    cost_entries: list[dict[str, Any]] = []
     logged: dict[str, dict[str, Any]] = {}  # the last record the log holds for each stage
     shown: dict[str, str | None] = {}  # and the summary a continue made of its value since
     for line in read_lines(paths.log, problems=[]):
         kind = line.kind
-        if kind == "turn":
-            cost = turn_cost(line.entry)
-            if cost is not None:
-                number = line.entry.get("attempt") or 0
-                costs[number] = costs.get(number, 0.0) + cost
+        if kind in ("turn", "usage"):
+            cost_entries.append(line.entry)
         elif kind == "stage":
             logged[line.entry["stage"]] = line.entry["record"]
             shown.pop(line.entry["stage"], None)
         elif kind == "stage-reused" and "summary" in line.entry:
             shown[line.entry["stage"]] = line.entry["summary"]
     stages = read_stage_records(paths)
-    detail = RunDetail(paths, history, stages, costs, moved, unreadable=unreadable)
+    detail = RunDetail(paths, history, stages, turn_costs(cost_entries), moved, unreadable=unreadable)
     for name, record in stages.items():
         if isinstance(record, dict) and name in logged and record != logged[name]:
             detail.edited[name] = shown.get(name)
@@ -124,7 +130,7 @@ def stage_of(attempt: Attempt | None) -> str | None:
     return attempt.stages_started[-1] if attempt.stages_started else None
 
 
-def attempt_json(attempt: Attempt, cost: float | None = None) -> dict[str, Any]:
+def attempt_json(attempt: Attempt, cost: CostSum | None = None) -> dict[str, Any]:
     end = attempt.end or {}
     live = attempt.status == "running"
     return {
@@ -138,7 +144,8 @@ def attempt_json(attempt: Attempt, cost: float | None = None) -> dict[str, Any]:
         "started": attempt.start.get("at"),
         "ended": end.get("at"),
         "file": attempt.start.get("file"),
-        "cost": cost,
+        "cost": cost.as_json()["cost"] if cost else None,
+        "cost_unknown": cost.unknown if cost else 0,
     }
 
 

@@ -2,7 +2,8 @@
 
 A listing of thousands of runs must cost little more than walking their folders, so a run's
 summary reads its run.jsonl once and parses only the lines it needs: the first (the run), the
-last attempt's start and end, the last stage it entered, and the turns (for their cost). The
+last attempt's start and end, the last stage it entered, and the turns and usage lines (for
+their cost). The
 lines are found by their `"kind"` before they are parsed; a line is always parsed whole before
 it is believed, so a message that merely mentions a kind is never taken for one.
 """
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .costs import add_up, turn_costs
 from .errors import RecordError
 from .layout import RunPaths
 from .liveness import is_alive
@@ -30,6 +32,7 @@ _KIND_AT = {
         "stage-start",
         "stage",
         "turn",
+        "usage",
         "agent",
     )
 }
@@ -50,6 +53,7 @@ class RunSummary:
     started: str | None  # when the run was created (ISO 8601)
     moved: float  # when its log last changed (seconds since the epoch)
     cost: float | None  # the sum of its turns' costs, where any is known
+    cost_unknown: int = 0  # turns whose cost is not known
     pid: int | None = None  # the live attempt's process
     process_start: str | None = None  # and its start time, which tells it from a reused pid
     waiting: list[dict[str, Any]] | None = None  # a parked run: the events and due times it waits on
@@ -67,6 +71,7 @@ class RunSummary:
             "started": self.started,
             "moved": iso(self.moved),
             "cost": self.cost,
+            "cost_unknown": self.cost_unknown,
             "pid": self.pid,
             "record": str(self.dir),
         }
@@ -122,8 +127,9 @@ def summarize(paths: RunPaths) -> RunSummary | None:
         attempts=0,
         started=first.get("at"),
         moved=moved,
-        cost=reader.cost(),
+        cost=None,
     )
+    summary.cost, summary.cost_unknown = reader.cost()
     if start is None:
         return summary  # created, and crashed before its first attempt began
     summary.attempts = _number(start, "attempt", log)
@@ -191,28 +197,13 @@ class _Lines:
             end = block_start
         return -1, None
 
-    def cost(self) -> float | None:
-        """The sum of the costs of the turns that report one; None when none does."""
-        if b'"turn"' not in self.data:
-            return None
-        total: float | None = None
-        for _, entry in self._matches("turn", 0):
-            cost = turn_cost(entry)
-            if cost is not None:
-                total = (total or 0.0) + cost
-        return total
-
-
-def turn_cost(entry: dict[str, Any]) -> float | None:
-    """What a turn cost in US dollars, where its harness reported it."""
-    for holder in (entry, entry.get("usage") if isinstance(entry.get("usage"), dict) else None):
-        if holder is None:
-            continue
-        for key in ("cost_usd", "cost"):
-            value = holder.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                return float(value)
-    return None
+    def cost(self) -> tuple[float | None, int]:
+        """What the run's turns cost where it is known, and how many turns' cost is not."""
+        if b'"turn"' not in self.data and b'"usage"' not in self.data:
+            return None, 0
+        lines = sorted([*self._matches("turn", 0), *self._matches("usage", 0)], key=lambda found: found[0])
+        total = add_up(turn_costs(entry for _, entry in lines))
+        return (None if total.cost is None else round(total.cost, 10)), total.unknown
 
 
 def _text(entry: dict[str, Any], key: str, log: str) -> str:
@@ -229,29 +220,19 @@ def _number(entry: dict[str, Any], key: str, log: str) -> int:
     return value
 
 
-def attempt_turn_lines(log: Path, attempt: int) -> list[dict[str, Any]]:
-    """The `turn` lines of one attempt."""
+def cost_lines(log: Path) -> list[dict[str, Any]]:
+    """The `turn` and `usage` lines of a log, in order: what its cost is read from."""
     try:
         with open(log, "rb") as handle:
             data = handle.read()
     except OSError:
         return []
     data = data[: data.rfind(b"\n") + 1]
-    if b'"turn"' not in data:
+    if b'"turn"' not in data and b'"usage"' not in data:
         return []
-    return [entry for _, entry in _Lines(log, data)._matches("turn", 0) if entry.get("attempt") == attempt]
-
-
-def add_costs(turns: list[dict[str, Any]]) -> float | None:
-    """What turns cost, where any turn's cost is known."""
-    costs = [cost for cost in map(turn_cost, turns) if cost is not None]
-    return sum(costs) if costs else None
-
-
-def attempt_turns(log: Path, attempt: int) -> tuple[int, float | None]:
-    """How many turns an attempt's agents took, and what they cost where it is known."""
-    turns = attempt_turn_lines(log, attempt)
-    return len(turns), add_costs(turns)
+    reader = _Lines(log, data)
+    found = sorted([*reader._matches("turn", 0), *reader._matches("usage", 0)], key=lambda each: each[0])
+    return [entry for _, entry in found]
 
 
 def agent_line(log: Path, attempt: int, key: str) -> dict[str, Any] | None:

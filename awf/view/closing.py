@@ -8,7 +8,8 @@ from typing import Any
 
 from ..engine.durations import format_duration
 from ..record.clock import parse_iso
-from ..record.summary import add_costs, attempt_turn_lines, attempt_turns
+from ..record.costs import TurnCost, add_up, money, turn_costs
+from ..record.summary import cost_lines
 from .lines import first_line
 
 ENDING_MARKS = {
@@ -58,9 +59,9 @@ def closing_lines(
         elif out.get("reason"):
             lines.append(f"  why:     {first_line(out['reason'])}")
         lines += [f"  note:    {hint}" for hint in hints or []]
-    lines.append(f"  totals:  {totals(out, record_dir)}")
-    if record_dir is not None:
-        lines += breakdown(record_dir / "run.jsonl", out["attempt"])
+    costs = turn_costs(cost_lines(record_dir / "run.jsonl")) if record_dir is not None else []
+    lines.append(f"  totals:  {totals(out, costs)}")
+    lines += breakdown(costs, out["attempt"])
     if outcome != "completed" and out.get("go_on"):
         lines.append(f"  go on:   {out['go_on']}")
     if out.get("report_error"):
@@ -72,8 +73,9 @@ def closing_lines(
     return lines
 
 
-def totals(out: dict[str, Any], record_dir: Path | None) -> str:
-    """Stages ran and reused, the attempt's time, its agents' turns and what they cost."""
+def totals(out: dict[str, Any], costs: list[TurnCost]) -> str:
+    """Stages ran and reused, the attempt's time, its agents' turns and what they cost, and what
+    the run has cost so far when that is more."""
     stages = out.get("stages") or []
     how = {key: sum(1 for item in stages if item.get("how") == key) for key in ("ran", "reused", "provided")}
     parts = [f"{len(stages)} stage{'' if len(stages) == 1 else 's'}"]
@@ -84,30 +86,34 @@ def totals(out: dict[str, Any], record_dir: Path | None) -> str:
         parts.append(format_duration(max(parse_iso(out["ended"]) - parse_iso(out["started"]), 0.0)))
     except (KeyError, TypeError, ValueError):
         pass
-    if record_dir is not None:
-        turns, cost = attempt_turns(record_dir / "run.jsonl", out["attempt"])
-        if turns:
-            parts.append(f"{turns} turn{'' if turns == 1 else 's'}")
-        if cost is not None:
-            parts.append(f"${cost:.2f}")
+    attempt = add_up(turn for turn in costs if turn.attempt == out["attempt"])
+    if attempt.turns:
+        parts.append(f"{attempt.turns} turn{'' if attempt.turns == 1 else 's'}")
+    if attempt.cost is not None or attempt.unknown:
+        parts.append(money(attempt.cost, attempt.unknown))
+    run = add_up(costs)
+    if (run.cost, run.unknown) != (attempt.cost, attempt.unknown):
+        parts.append(f"run {money(run.cost, run.unknown)}")
     return " · ".join(parts)
 
 
-def breakdown(log: Path, attempt: int) -> list[str]:
+def breakdown(costs: list[TurnCost], attempt: int) -> list[str]:
     """The attempt's turns and cost by stage and by agent, when its agents took any turn."""
-    turns = attempt_turn_lines(log, attempt)
+    turns = [turn for turn in costs if turn.attempt == attempt]
     if not turns:
         return []
     lines = []
     for label, key in (("stages:", "stage"), ("agents:", "agent")):
-        groups: dict[str, list[dict[str, Any]]] = {}
+        groups: dict[str, list[TurnCost]] = {}
         for turn in turns:
-            groups.setdefault(turn.get(key) or "(between stages)", []).append(turn)
+            groups.setdefault(getattr(turn, key) or "(between stages)", []).append(turn)
         parts = []
         for name, group in groups.items():
-            cost = add_costs(group)
-            money = f" ${cost:.2f}" if cost is not None else ""
-            parts.append(f"{name} {len(group)} turn{'' if len(group) == 1 else 's'}{money}")
+            total = add_up(group)
+            said = money(total.cost, total.unknown)
+            parts.append(
+                f"{name} {len(group)} turn{'' if len(group) == 1 else 's'}" + (f" {said}" if said != "-" else "")
+            )
         lines.append(f"  {label:<9}" + " · ".join(parts))
     return lines
 

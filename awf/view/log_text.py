@@ -9,8 +9,7 @@ from typing import Any
 
 from ..engine.durations import format_duration
 from ..record.clock import parse_iso
-from ..record.summary import turn_cost
-from .runs_table import money
+from ..record.costs import money, turn_cost
 
 MARKS = {"succeeded": "✓", "stopped": "■", "failed": "✗"}
 
@@ -189,6 +188,31 @@ def _report(entry: dict[str, Any]) -> str:
     return f"report: report.md, {len(lines)} line{'s' if len(lines) != 1 else ''}: {lines[0]}"
 
 
+def _turn_start(entry: dict[str, Any]) -> str:
+    where = f"[{entry['stage']}] " if entry.get("stage") else ""
+    text = f"{where}turn {entry.get('agent')}#{entry.get('turn')} started ({entry.get('harness')})"
+    if entry.get("session_file"):
+        text += f": session file {entry['session_file']} from byte {entry.get('session_offset', 0)}"
+    return text
+
+
+def _session(entry: dict[str, Any]) -> str:
+    return f"turn {entry.get('agent')}#{entry.get('turn')} is in session {entry.get('session')}" + (
+        f": session file {entry['session_file']}" if entry.get("session_file") else ""
+    )
+
+
+def _usage(entry: dict[str, Any]) -> str:
+    text = f"turn {entry.get('agent')}#{entry.get('turn')} of attempt {entry.get('attempt')} used "
+    tokens = entry.get("tokens")
+    if not isinstance(tokens, dict):
+        return text + f"what is unknown: {entry.get('unknown')}"
+    text += f"{tokens.get('input', 0) + tokens.get('output', 0):,} tokens, "
+    cost = entry.get("cost")
+    text += money(cost) if isinstance(cost, (int, float)) else f"cost unknown ({entry.get('cost_unknown')})"
+    return text + f"; read from its session by attempt {entry.get('by_attempt')}"
+
+
 def _other(entry: dict[str, Any]) -> str:
     rest = {key: value for key, value in entry.items() if key not in ("version", "kind", "at", "attempt")}
     return f"{entry.get('kind')} {json.dumps(rest, ensure_ascii=False)}"
@@ -208,7 +232,10 @@ _KINDS: dict[str, Callable[[dict[str, Any]], str]] = {
     "agent": _agent,
     "agent-process": _agent_process,
     "pane": _pane,
+    "turn-start": _turn_start,
+    "session": _session,
     "turn": _turn,
+    "usage": _usage,
     "take": _take,
     "race": _race,
     "timer": _timer,

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from ..record.clock import parse_iso
+from ..record.costs import money
 from ..record.detail import RunDetail
 from ..record.summary import RunSummary
 from .lines import first_line
@@ -36,12 +37,6 @@ def when(text: str | None) -> str:
         return text
 
 
-def money(cost: float | None) -> str:
-    if cost is None:
-        return "-"
-    return f"${cost:.2f}" if cost >= 0.01 or cost == 0 else f"${cost:.4f}"
-
-
 def columns(headers: list[str], rows: list[list[Any]]) -> str:
     """Plain, left-aligned columns two spaces apart. (tabulate takes longer than reading 10,000
     runs to lay out their table; this takes a tenth of it.) A cell of several lines shows its first."""
@@ -65,7 +60,16 @@ def _status(summary: RunSummary) -> str:
 def listing(summaries: Iterable[RunSummary], now: float | None = None) -> str:
     now = time.time() if now is None else now
     rows = [
-        [s.workflow, s.id, _status(s), s.stage or "-", s.attempts, when(s.started), ago(now - s.moved), money(s.cost)]
+        [
+            s.workflow,
+            s.id,
+            _status(s),
+            s.stage or "-",
+            s.attempts,
+            when(s.started),
+            ago(now - s.moved),
+            money(s.cost, s.cost_unknown),
+        ]
         for s in summaries
     ]
     headers = ["workflow", "id", "status", "stage", "attempts", "started", "moved", "cost"]
@@ -86,7 +90,7 @@ def detail(run: RunDetail, now: float | None = None) -> str:
         f"  sandbox:  {_sandbox(data.get('sandbox'))}",
         f"  file:     {data['file'] or '-'}",
         f"  started:  {when(data['started'])}, last moved {ago(now - run.moved)}",
-        f"  cost:     {money(data['cost'])}",
+        f"  cost:     {money(data['cost'], data['cost_unknown'])}",
         f"  record:   {data['record']}",
     ]
     if data["report"]:
@@ -100,11 +104,26 @@ def detail(run: RunDetail, now: float | None = None) -> str:
             _flags(a["flags"]) or "-",
             a["pid"] or "-",
             when(a["started"]),
+            money(a["cost"], a["cost_unknown"]),
             a["reason"] or "",
         ]
         for a in data["attempts"]
     ]
-    lines += _indent(columns(["#", "status", "stage", "flags", "pid", "started", "reason"], attempt_rows))
+    lines += _indent(columns(["#", "status", "stage", "flags", "pid", "started", "cost", "reason"], attempt_rows))
+    if data["costs"]:
+        lines += ["", "cost"]
+        cost_rows = [
+            [
+                row["attempt"],
+                row["stage"] or "(between stages)",
+                row["agent"],
+                row["turns"],
+                money(row["cost"], row["unknown"]),
+                "recovered: read from its session by a later attempt" if row["recovered"] else "",
+            ]
+            for row in data["costs"]
+        ]
+        lines += _indent(columns(["attempt", "stage", "agent", "turns", "cost", ""], cost_rows))
     lines += ["", "stages"]
     if run.stages:
         stage_rows = []
