@@ -62,8 +62,7 @@ def run_command(
         try:
             request.max_cost = parse_max_cost(max_cost)
         except ValueError as problem:
-            output.error(f"--max-cost {problem}")
-            return outcomes.EXIT_REFUSED
+            raise Refusal(f"--max-cost {problem}") from None
         request.max_cost_text = max_cost
     if values is not None and from_stage is None:
         raise Refusal("--values goes only with --from-stage: name the stage the run starts at")
