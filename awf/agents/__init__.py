@@ -15,8 +15,11 @@ and the recovery prompt), processes (process groups, recorded and ended), output
 output on disk, kept to its runtime's "max_output"), leftovers (agents a
 crash left running), registry (finding a harness), harness (the interface below), and one
 module per harness: harness_exec, and later harness_claude, harness_codex. panes (an agent's
-program in a terminal pane), multiplexer and mux_tmux (the terminal multiplexer behind it), and
-workspaces (the panes a run's record names).
+program in a terminal pane), multiplexer and mux_tmux (the terminal multiplexer behind it),
+workspaces (the panes a run's record names), turn_sessions (where a turn's agent keeps its
+session, recorded as the turn starts), usage with usage_claude and usage_codex (what a stretch
+of a CLI's session file used, priced), and recovery (what earlier attempts' turns cut short used,
+counted as the next attempt starts).
 
 Writing a harness
 =================
@@ -52,6 +55,12 @@ the alias `runtime="{name}"` then finds it, with no registration. Its methods:
   `deliver` when the channel settles (after `answer_grace`), at the deadline, or when the
   attempt is cancelled: on `CancelledError`, end what this delivery started, then re-raise.
   An exception from `deliver` fails the turn with its message.
+- `name_session(session)`, `session_file(session, env) -> Path | None` and
+  `session_usage(path, start, end) -> dict | None` (optional): a harness whose program keeps a
+  session file says where it is (naming the session as each turn starts, when its program takes
+  the id from awf), and sums the model calls written between two byte offsets of it into the
+  fields of a `usage` line (`tokens`, `cost`, `models`, `cost_unknown`). Each turn records where
+  the file is as it starts; the next attempt reads a turn cut short from there (recovery.py).
 - `close(session)`: end the agent (its session, panes, anything `session.spawn` did not start).
   Called after a timeout or cancellation, by `agent.close()`, and when the attempt ends; it
   must be safe to call more than once. Processes from `session.spawn` are ended by awf anyway.
