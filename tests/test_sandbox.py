@@ -306,7 +306,7 @@ def wait_none(marker: str, timeout: float = 15) -> list[int]:
     return left
 
 
-@pytest.mark.parametrize("ending", ["ctrl-c", "timeout"])
+@pytest.mark.parametrize("ending", ["ctrl-c", "timeout", "crash"])
 def test_sandboxed_processes_are_gone_when_the_attempt_ends(world: World, ending: str) -> None:
     marker = f"awf-sandbox-marker-{os.getpid()}-{ending}"
     started = world.project.path / "started"
@@ -319,13 +319,13 @@ def test_sandboxed_processes_are_gone_when_the_attempt_ends(world: World, ending
     try:
         world.project.wait_for(started, timeout=60)
         assert lingering(marker), "the agent's child never started"
-        if ending == "ctrl-c":
-            send(process, signal.SIGINT)
+        if ending in ("ctrl-c", "crash"):
+            send(process, signal.SIGINT if ending == "ctrl-c" else signal.SIGKILL)
         done = finish(process, timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
-    assert done.code == (130 if ending == "ctrl-c" else 1), done.stderr
+    assert done.code == {"ctrl-c": 130, "timeout": 1, "crash": -signal.SIGKILL}[ending], done.stderr
     assert wait_none(marker) == []
 
 
