@@ -192,12 +192,7 @@ class Agent:
 
         assert self.harness is not None and self.spec.sandbox is not None
         sandbox = AgentSandbox(
-            self.spec.sandbox,
-            cwd=self.spec.cwd,
-            agent_dir=self.dir,
-            records=self._host.run_dir.parent.parent,
-            harness_env={},
-            endpoints=[],
+            self.spec.sandbox, cwd=self.spec.cwd, agent_dir=self.dir, records=self._host.run_dir.parent.parent
         )
         sandbox.env = self.harness.sandbox_home(self.session, os.environ, sandbox.home)
         sandbox.endpoints = list(dict.fromkeys(self.harness.endpoints(self.session, os.environ)))

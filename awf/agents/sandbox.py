@@ -104,19 +104,17 @@ class AgentSandbox:
         cwd: Path,
         agent_dir: Path,
         records: Path,
-        harness_env: Mapping[str, str],
-        endpoints: Sequence[str],
     ) -> None:
         self.profile = profile
         self.cwd = cwd
         self.agent_dir = agent_dir
-        self.records = records  # the runs' folder: read-only, but for the agent's own
+        self.records = records  # the runs' folder: hidden, but for the agent's own
         self.home = agent_dir / "home"
         self.tmp = agent_dir / "tmp"
         for folder in (self.home, self.tmp):
             folder.mkdir(mode=0o700, exist_ok=True)
-        self.env = dict(harness_env)  # what the harness's program needs: its home, its key, its model
-        self.endpoints = list(dict.fromkeys(endpoints))
+        self.env: dict[str, str] = {}  # what the harness's program needs: its home, its key, its model
+        self.endpoints: list[str] = []  # host:port of its model's API
         self.gateway: Gateway | None = None
         self._relay: list[str] = []
         self._proxy = False
