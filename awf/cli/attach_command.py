@@ -10,25 +10,17 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..record.errors import RecordError
 from . import output
 from .errors import ExitCode
-from .run_target import TargetError, Where, find_run
+from .run_target import Where, find_run
 
 
 def attach_command(*, target: str, agent: str | None, cwd: Path | None, run_root: Path | None) -> int:
     from ..agents.multiplexer import MultiplexerError
     from ..agents.workspaces import recorded_workspaces
 
-    try:
-        paths = find_run(target, Where.of(cwd, run_root))
-        workspaces = recorded_workspaces(paths.log)
-    except TargetError as problem:
-        output.error(str(problem))
-        return problem.code
-    except RecordError as problem:
-        output.error(f"the run's record cannot be read: {problem}")
-        return ExitCode.UNREADABLE
+    paths = find_run(target, Where.of(cwd, run_root))
+    workspaces = recorded_workspaces(paths.log)
     if not workspaces:
         output.error(
             f'run {paths.name} has no panes: none of its agents ran in one (a runtime with "placement": '

@@ -12,17 +12,13 @@ from typing import Any
 from ..engine import attempt_events
 from ..record import folder
 from . import output
-from .run_target import TargetError, Where
+from .run_target import Where
 
 IDLE_CHECK = 30.0  # seconds between looks when nothing is due and nothing changes
 
 
 def wake_command(*, cwd: Path | None, run_root: Path | None) -> int:
-    try:
-        where = Where.of(cwd, run_root)
-    except TargetError as problem:
-        output.error(str(problem))
-        return problem.code
+    where = Where.of(cwd, run_root)
     for paths, pid in attempt_events.wake_ready(where.root):
         output.result(f"woke {paths.name} (pid {pid})")
     for text in attempt_events.held_back_runs(where.root):
@@ -31,11 +27,7 @@ def wake_command(*, cwd: Path | None, run_root: Path | None) -> int:
 
 
 def serve_command(*, cwd: Path | None, run_root: Path | None) -> int:
-    try:
-        where = Where.of(cwd, run_root)
-    except TargetError as problem:
-        output.error(str(problem))
-        return problem.code
+    where = Where.of(cwd, run_root)
     from filelock import FileLock, Timeout
 
     where.root.mkdir(parents=True, exist_ok=True, mode=0o700)

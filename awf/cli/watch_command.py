@@ -10,7 +10,7 @@ from typing import Any
 from ..record.errors import RecordError
 from . import output
 from .errors import ExitCode
-from .run_target import TargetError, Where, find_run
+from .run_target import Where, find_run
 
 # An attempt that never ended (its process is gone) has no exit code of its own.
 INTERRUPTED_EXIT = 1
@@ -21,12 +21,8 @@ def watch_command(*, target: str, color: bool, cwd: Path | None, run_root: Path 
     from ..view.live import choose_view
     from ..view.replay import Replay
 
-    try:
-        where = Where.of(cwd, run_root)
-        paths = find_run(target, where)
-    except TargetError as problem:
-        output.error(str(problem))
-        return problem.code
+    where = Where.of(cwd, run_root)
+    paths = find_run(target, where)
     view = choose_view(color)
     try:
         with Follower(paths.dir, paths.log) as follower:
