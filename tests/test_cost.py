@@ -40,7 +40,9 @@ async def work(wf):
 
     async def ask(prompt):
         agent = await wf.agents.open(key="worker", runtime=runtime)
-        turn = await agent.run(prompt=prompt, schema=DONE, timeout=300)
+        turn = await agent.run(prompt=prompt, schema=DONE, timeout=float(os.environ.get("TURN_TIMEOUT", "300")))
+        if not turn.outcome.answered and os.environ.get("ASK_AGAIN"):
+            turn = await agent.run(prompt="Try again.", schema=DONE, timeout=300)
         if not turn.outcome.answered:
             wf.stop(f"{turn.outcome.kind}: {turn.outcome.reason}")
         return turn.outcome.value
@@ -251,3 +253,23 @@ def test_max_cost_is_dollars_above_zero(project: Project) -> None:
     refused = project.awf("run", "flow.py", "--max-cost", "lots")
     assert refused.code == 2
     assert refused.stderr.startswith("awf: --max-cost is dollars above zero, such as 5.00, not 'lots'")
+
+
+def test_a_turn_cut_by_its_own_timeout_is_counted_once_when_the_attempt_completes(costed: Costed) -> None:
+    # Turn 1: one call answered, then the model is silent until the turn's own timeout. Turn 2 of the
+    # same agent, in the same session, answers; the attempt completes, so it counts turn 1 itself.
+    costed.model.script(
+        Shell("echo working", say="Working.", usage=FIRST_CALL), Silence(), answer(VALUE), Text("Done.")
+    )
+    done = costed.run("o1", ONE_STAGE="1", ASK_AGAIN="1", TURN_TIMEOUT="40")
+    assert done.code == 0, done.stderr
+
+    log = costed.log("o1")
+    first, second = [entry for entry in log if entry["kind"] == "turn"]
+    assert first["outcome"] == "timed-out" and first["unreported"] is True
+    # The second turn's tokens are its own two calls, not the first turn's too.
+    assert (second["usage"]["input"], second["usage"]["output"]) == (240, 24), second["usage"]
+    [usage] = [entry for entry in log if entry["kind"] == "usage"]
+    assert (usage["attempt"], usage["by_attempt"], usage["turn"]) == (1, 1, 1)
+    assert usage["tokens"] == FIRST_TOKENS
+    assert done.out["cost"]["run"]["cost"] == pytest.approx(usage["cost"] + second["cost"])

@@ -27,6 +27,7 @@ complete, why it failed, and the thread's tokens, so a pane turn has its tokens 
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import os
@@ -124,7 +125,15 @@ class CodexHarness(Harness):
             return reconnects(event)
 
         env = {**message.env, **helpers_env(session, message.env)} if session.sandbox is None else message.env
-        ran = await run_delivery(session, message, self.command(program, session), message.text, env=env, watch=watch)
+        try:
+            ran = await run_delivery(
+                session, message, self.command(program, session), message.text, env=env, watch=watch
+            )
+        except asyncio.CancelledError:
+            self._thread_so_far(session, env)
+            raise
+        if not ran.of("turn.completed"):
+            self._thread_so_far(session, env)
         started = ran.of("thread.started")
         if started and isinstance(started[0].get("thread_id"), str):
             session.id = started[0]["thread_id"]
@@ -150,6 +159,22 @@ class CodexHarness(Harness):
         ]
         text = said[-1] if said and isinstance(said[-1], str) else None
         return Stopped(text=text, usage=usage, cost=cost)
+
+    def _thread_so_far(self, session: Session, env: Mapping[str, str]) -> None:
+        """After a delivery cut short: the thread's tokens so far, from its session file, so the
+        next delivery's are counted from there (the next attempt counts this one's from the file)."""
+        file = self.session_file(session, env)
+        try:
+            tokens = usage_codex.read_usage(file).tokens if file is not None else None
+        except OSError:
+            tokens = None
+        if tokens is not None:
+            session.data["thread"] = {
+                "input_tokens": tokens["input"],
+                "cached_input_tokens": tokens["cached"],
+                "output_tokens": tokens["output"],
+                "reasoning_output_tokens": tokens["reasoning"],
+            }
 
     def command(self, program: str, session: Session) -> list[str]:
         command = [program, "exec", "--json", "--skip-git-repo-check", *self._options(session)]

@@ -57,12 +57,13 @@ class Recovered:
         return text
 
 
-def settle(log: Path, attempt: int, env: Mapping[str, str] | None = None) -> list[Recovered]:
-    """Append a `usage` line for each turn of an attempt before `attempt` whose use went unrecorded,
-    read from its session file; return what each attempt was found to have used."""
+def settle(log: Path, attempt: int, env: Mapping[str, str] | None = None, *, own: bool = False) -> list[Recovered]:
+    """Append a `usage` line for each turn of an attempt before `attempt` (with `own`, of `attempt`
+    itself, as it ends) whose use went unrecorded, read from its session file; return what each
+    attempt was found to have used."""
     env = os.environ if env is None else env
     found: dict[int, Recovered] = {}
-    for turn in _unsettled(log, attempt):
+    for turn in _unsettled(log, attempt + 1 if own else attempt):
         harness = _harness(turn.start.get("harness"))
         if harness is None:
             continue

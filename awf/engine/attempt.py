@@ -583,6 +583,8 @@ def _run_claimed(
         attempt_agents.end(state)
         state.progress.close()
         os.chdir(previous_cwd)
+    if ending.outcome == outcomes.COMPLETED and state.agents is not None:
+        attempt_agents.settle_unrecorded(paths, claimed.attempt, observer, own=True)
     out = {
         "version": 1,
         "workflow": workflow.name,

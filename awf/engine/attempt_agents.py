@@ -93,9 +93,10 @@ def end_left_running(left: list[Any], observer: Observer) -> list[str]:
     return stuck
 
 
-def settle_unrecorded(paths: RunPaths, attempt: int, observer: Observer) -> None:
+def settle_unrecorded(paths: RunPaths, attempt: int, observer: Observer, *, own: bool = False) -> None:
     """Count what earlier attempts' turns used and could not record, read from their agents'
-    sessions, and say so: `attempt 2 used 41,200 tokens ($0.31) that it could not record; counted now`."""
+    sessions, and say so: `attempt 2 used 41,200 tokens ($0.31) that it could not record; counted now`.
+    With `own`, the attempt's own turns, as it completes: no attempt comes after it to count them."""
     try:
         with open(paths.log, "rb") as handle:
             if b'"turn-start"' not in handle.read():
@@ -104,7 +105,7 @@ def settle_unrecorded(paths: RunPaths, attempt: int, observer: Observer) -> None
         return
     from ..agents.recovery import settle
 
-    for found in settle(paths.log, attempt):
+    for found in settle(paths.log, attempt, own=own):
         observer.notice(found.line())
 
 
