@@ -229,3 +229,28 @@ def test_an_answer_for_a_turn_of_an_attempt_a_newer_one_took_over_is_refused_and
             os.killpg(agent, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def test_the_agents_a_crash_left_running_are_shown_wherever_the_run_is_shown(project: Project) -> None:
+    agent, child = crash_leaving_an_agent(project, "k")
+    try:
+        said = f"agent planner of attempt 1 in stage plan is still running (pid {agent}): end it with kill -- -{agent}"
+        listed = project.awf("runs")
+        assert listed.code == 0 and "interrupted, 1 agent left running" in listed.stdout
+        one = project.awf("runs", "ask/k")
+        assert one.code == 0 and said in one.stdout and "left running" in one.stdout
+        watched = project.awf("watch", "ask/k")
+        assert watched.code == 1 and f"left running: {said}" in watched.stderr
+        logs = project.awf("logs", "ask/k")
+        assert f"(pid {agent}): end it with kill -- -{agent}" in logs.stdout
+        planned = project.awf("run", ASK, "--id", "k", "--continue", "--plan")
+        assert planned.code == 2 and f"(pid {agent}): end it with kill -- -{agent}" in planned.stderr
+        os.killpg(agent, signal.SIGKILL)
+        assert wait_gone(agent) and wait_gone(child)
+        assert "left running" not in project.awf("runs").stdout
+    finally:
+        for pid in (agent, child):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from ..record.errors import RecordError
 from ..record.liveness import is_alive
 from ..record.log import read_lines
 
@@ -62,3 +64,39 @@ def left_running(log: Path, attempts: Iterable[int]) -> list[LeftRunning]:
                 LeftRunning(item["attempt"], item["agent"], item["pid"], item.get("stage"), item.get("process_start"))
             )
     return found
+
+
+def left_by_crashes(log: Path) -> list[LeftRunning]:
+    """The agents still running of every attempt that has no ending and whose process is gone.
+
+    A log that cannot be read shows none: the reader that shows the run says what is wrong with it."""
+    try:
+        return _left_by_crashes(log)
+    except (RecordError, FileNotFoundError):
+        return []
+
+
+def _left_by_crashes(log: Path) -> list[LeftRunning]:
+    starts: dict[int, dict[str, Any]] = {}
+    ended: set[int] = set()
+    for line in read_lines(log, kinds=frozenset({"attempt-start", "attempt-end"})):
+        item = line.entry
+        if item["kind"] == "attempt-start":
+            starts[item["attempt"]] = item
+        else:
+            ended.add(item["attempt"])
+    crashed = [
+        number
+        for number, start in starts.items()
+        if number not in ended and not is_alive(start["pid"], start.get("process_start"))
+    ]
+    return left_running(log, crashed) if crashed else []
+
+
+def left_lines(left: list[LeftRunning]) -> list[str]:
+    """Each one, as the places that show a run list it."""
+    return [
+        f"agent {one.agent} of attempt {one.attempt}{f' in stage {one.stage}' if one.stage else ''} "
+        f"is still running (pid {one.pid}): end it with {one.end_command}"
+        for one in left
+    ]

@@ -62,9 +62,15 @@ def _listing(where: Where, workflow: str | None, wanted: set[str], json_out: boo
             )
         )
     elif runs:
+        from ..agents.leftovers import left_by_crashes
         from ..view.runs_table import listing
 
-        output.result(listing(runs))
+        left = {
+            f"{run.workflow}/{run.id}": len(left_by_crashes(RunPaths(where.root, run.workflow, run.id).log))
+            for run in runs
+            if run.status == "interrupted"
+        }
+        output.result(listing(runs, left=left))
     elif not problems:
         kind = f"of {workflow} " if workflow else ""
         status = f"with status {', '.join(sorted(wanted))} " if wanted else ""
@@ -86,9 +92,10 @@ def _one(paths: RunPaths, where: Where, json_out: bool) -> int:
     if json_out:
         output.result(json.dumps(run.as_json(), ensure_ascii=False, indent=2))
     else:
+        from ..agents.leftovers import left_by_crashes, left_lines
         from ..view.runs_table import detail
 
-        output.result(detail(run))
+        output.result(detail(run, left=left_lines(left_by_crashes(paths.log))))
     for unreadable in run.problems:
         output.error(f"a file of the run cannot be read: {unreadable}")
     return ExitCode.UNREADABLE if run.problems else ExitCode.READ_OK

@@ -46,7 +46,12 @@ def watch_command(*, target: str, color: bool, cwd: Path | None, run_root: Path 
                     # The attempt lived until this watch saw its process go; one gone before the
                     # watch began lived at least until its log last moved.
                     died = time.time() if seen_alive else _last_moved(paths.log)
-                    return _close(view, replay.interrupted(_go_on(paths, where.here), died), INTERRUPTED_EXIT)
+                    code = _close(view, replay.interrupted(_go_on(paths, where.here), died), INTERRUPTED_EXIT)
+                    from ..agents.leftovers import left_by_crashes, left_lines
+
+                    for line in left_lines(left_by_crashes(paths.log)):
+                        output.error_line(f"  left running: {line}")
+                    return code
             out = replay.out()
     except RecordError as problem:
         _stop(view)

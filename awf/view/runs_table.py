@@ -57,13 +57,14 @@ def _status(summary: RunSummary) -> str:
     return f"{summary.status}: {' or '.join(names + [due[-5:] for due in dues])}"
 
 
-def listing(summaries: Iterable[RunSummary], now: float | None = None) -> str:
+def listing(summaries: Iterable[RunSummary], now: float | None = None, left: dict[str, int] | None = None) -> str:
+    """`left`: how many agents each interrupted run's crashed attempts left running, by run name."""
     now = time.time() if now is None else now
     rows = [
         [
             s.workflow,
             s.id,
-            _status(s),
+            _status(s) + _left((left or {}).get(f"{s.workflow}/{s.id}", 0)),
             s.stage or "-",
             s.attempts,
             when(s.started),
@@ -76,8 +77,14 @@ def listing(summaries: Iterable[RunSummary], now: float | None = None) -> str:
     return columns(headers, rows)
 
 
-def detail(run: RunDetail, now: float | None = None) -> str:
-    """One run: its input, each attempt, each current stage record, and the command that goes on."""
+def _left(count: int) -> str:
+    return f", {count} agent{'s' if count > 1 else ''} left running" if count else ""
+
+
+def detail(run: RunDetail, now: float | None = None, left: list[str] | None = None) -> str:
+    """One run: its input, each attempt, each current stage record, and the command that goes on.
+
+    `left`: the agents crashed attempts left that still run, each a line."""
     now = time.time() if now is None else now
     data = run.as_json()
     head = f"{data['workflow']}/{data['id']}  {data['status']}"
@@ -124,6 +131,9 @@ def detail(run: RunDetail, now: float | None = None) -> str:
             for row in data["costs"]
         ]
         lines += _indent(columns(["attempt", "stage", "agent", "turns", "cost", ""], cost_rows))
+    if left:
+        lines += ["", "left running (a continue is refused until they end, or given --end-leftovers)"]
+        lines += [f"  {line}" for line in left]
     lines += ["", "stages"]
     if run.stages:
         stage_rows = []
