@@ -121,7 +121,12 @@ def test_an_event_id_sent_twice_is_queued_once(merge: Project):
     for _ in range(2):
         result = merge.awf("send", "merge/m1", "note", "--data", '"hi"', "--event-id", "n-1", "--no-wake")
         assert result.code == 0 and result.stdout.strip() == "n-1"
-    assert "queued before" in result.stderr
+    assert "already queued as n-1" in result.stderr and "not queued twice" in result.stderr
+    other = merge.awf("send", "merge/m1", "note", "--data", '"bye"', "--event-id", "n-1", "--no-wake")
+    assert other.code == 2 and other.stdout == ""
+    assert 'event id n-1 was first sent as note "hi"' in other.stderr and "nothing was queued" in other.stderr
+    renamed = merge.awf("send", "merge/m1", "ci", "--data", '{"passed": true}', "--event-id", "n-1")
+    assert renamed.code == 2 and "first sent as note" in renamed.stderr
     lines = (merge.run_dir("merge", "m1") / "events.jsonl").read_text().splitlines()
     assert len(lines) == 1
 
@@ -298,6 +303,7 @@ async def cool(wf):
     )
     first = project.awf("run", "cool.py", "--id", "m1", "--json")
     assert first.code == 0 and first.out["outcome"] == "parked" and first.out["waits"][0]["due"]
+    assert first.out["reason"].startswith("waiting until 20")  # a time of day, nothing to wait for by name
     due = datetime.fromisoformat(first.out["waits"][0]["due"]).timestamp()
     if time.time() < due - 1:  # a loaded machine may take the whole sleep to get here
         assert project.awf("wake").stdout == ""
@@ -307,3 +313,72 @@ async def cool(wf):
     assert out(project)["value"] == 2
     timers = [e for e in project.log("merge", "m1") if e["kind"] == "timer"]
     assert len(timers) == 1 and timers[0]["wait"] == "-/sleep:cool-off#1"
+
+
+# What awf send refuses, queuing nothing.
+
+
+def inbox_lines(merge: Project) -> int:
+    inbox = merge.run_dir("merge", "m1") / "events.jsonl"
+    return len(inbox.read_text().splitlines()) if inbox.exists() else 0
+
+
+def test_a_completed_run_takes_no_event_and_nothing_is_queued(merge: Project):
+    completed(merge)
+    before = inbox_lines(merge)
+    result = merge.awf("send", "merge/m1", "note", "--data", '"late"')
+    assert result.code == 2 and result.stdout == ""
+    assert "run merge/m1 has completed; it takes no more events; nothing was queued" in result.stderr
+    assert merge.awf("send", "merge/m1", "note", "--queue").code == 2
+    assert inbox_lines(merge) == before
+
+
+def test_a_stopped_run_takes_an_event_only_with_queue_kept_for_a_continue(merge: Project):
+    merge.awf("run", "merge.py", "--id", "m1")
+    merge.awf("send", "merge/m1", "ci", "--data", '{"passed": false}', "--no-wake")
+    assert merge.awf("run", "merge.py", "--id", "m1", "--continue").code == 3  # CI failed: stopped
+    refused = merge.awf("send", "merge/m1", "note", "--data", '"again"')
+    assert refused.code == 2 and "is stopped, so no wake takes the event; add --queue" in refused.stderr
+    assert inbox_lines(merge) == 1
+    kept = merge.awf("send", "merge/m1", "note", "--data", '"again"', "--queue")
+    assert kept.code == 0 and kept.stdout.strip()
+    assert "waits in the inbox of merge/m1 for a continue" in kept.stderr
+    assert inbox_lines(merge) == 2
+    assert '"queued": 1' in merge.awf("runs", "--json").stdout
+
+
+def test_an_interrupted_run_is_woken_by_a_send(merge: Project):
+    (merge.path / "hang-open").touch()
+    process = merge.start("run", "merge.py", "--id", "m1")
+    merge.wait_for(merge.path / "in-open")
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate(timeout=10)
+    (merge.path / "hang-open").unlink()
+    sent = merge.awf("send", "merge/m1", "ci", "--data", '{"passed": true}')
+    assert sent.code == 0 and "woke merge/m1: attempt 2 started" in sent.stderr
+    assert wait_attempt_end(merge, 2)["outcome"] == "parked"  # open ran again, took ci, waits for approval
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["ci"], "event ci needs a value and --data is missing"),
+        (["note", "--event-id", ""], "--event-id is empty"),
+        (["note", "--event-id", "ci 1"], "--event-id 'ci 1' holds spaces"),
+    ],
+)
+def test_a_send_with_a_missing_value_or_a_bad_event_id_is_refused(merge: Project, args: list[str], message: str):
+    merge.awf("run", "merge.py", "--id", "m1")
+    result = merge.awf("send", "merge/m1", *args)
+    assert result.code == 2 and result.stderr.startswith("awf: ") and message in result.stderr, result.stderr
+    assert "nothing was queued" in result.stderr and inbox_lines(merge) == 0
+
+
+def test_runs_shows_the_events_queued_and_untaken(merge: Project):
+    merge.awf("run", "merge.py", "--id", "m1")
+    for text in ("a", "b"):
+        assert merge.awf("send", "merge/m1", "note", "--data", json.dumps(text), "--no-wake").code == 0
+    assert "parked: ci · 2 queued" in merge.awf("runs").stdout
+    one = merge.awf("runs", "merge/m1")
+    assert one.stdout.startswith("merge/m1  parked: ci · 2 queued between stages, after open")
+    assert json.loads(merge.awf("runs", "merge/m1", "--json").stdout)["queued"] == 2

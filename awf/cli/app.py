@@ -320,6 +320,10 @@ def send(
         str | None,
         typer.Option("--event-id", metavar="ID", help="Queue it once: a second send with this id queues nothing."),
     ] = None,
+    queue: Annotated[
+        bool,
+        typer.Option("--queue", help="Keep it for a continue of a stopped or failed run, which no wake starts."),
+    ] = False,
     no_wake: Annotated[
         bool, typer.Option("--no-wake", help="Queue it, but leave waking to awf wake or awf serve.")
     ] = False,
@@ -341,6 +345,7 @@ def send(
         data=data,
         data_file=data_file,
         event_id=event_id,
+        queue=queue,
         no_wake=no_wake,
         json_out=json_out,
         cwd=cwd,
@@ -350,6 +355,10 @@ def send(
 
 @app.command()
 def wake(
+    target: Annotated[
+        str | None,
+        typer.Argument(metavar="[WORKFLOW/ID]", help="Wake this run now, even one given up on as crash-looping."),
+    ] = None,
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
     run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
 ) -> int:
@@ -359,7 +368,7 @@ def wake(
     """
     from .wake_command import wake_command
 
-    return wake_command(cwd=cwd, run_root=run_root)
+    return wake_command(target=target, cwd=cwd, run_root=run_root)
 
 
 @app.command()
@@ -371,7 +380,7 @@ def serve(
 
     Runs until stopped; one per run root.
     """
-    from .wake_command import serve_command
+    from .serve_command import serve_command
 
     return serve_command(cwd=cwd, run_root=run_root)
 

@@ -6,10 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..engine import attempt_events
+from ..engine import wakes
+from ..engine.attempt_events import waiting_on
 from ..record import folder
+from ..record.files import dumps
 from ..record.inbox import append_event
 from ..record.schemas import every_problem
+from ..view.runs_table import waits_text
 from . import output
 from .errors import CommandError, ExitCode
 from .run_target import Where, find_run
@@ -24,19 +27,23 @@ def send_command(
     data: str | None,
     data_file: Path | None,
     event_id: str | None,
+    queue: bool,
     no_wake: bool,
     cwd: Path | None,
     run_root: Path | None,
     json_out: bool = False,
 ) -> int:
     paths = find_run(target, Where.of(cwd, run_root))
-    history = folder.read_history(paths)
+    history = folder.read_history(paths, ended_stages=False)
     declared = _declared(history)
     if declared is None:
         raise CommandError(f"run {paths.name} waits for no events: its workflow declares none", NOT_QUEUED)
     if name not in declared:
         names = ", ".join(sorted(declared)) or "none"
         raise CommandError(f"run {paths.name} has no event {name!r}; its workflow declares: {names}", NOT_QUEUED)
+    bad_id = _event_id_problem(event_id) if event_id is not None else None
+    if bad_id:
+        raise CommandError(f"{bad_id}; nothing was queued", ExitCode.USAGE, "usage")
     try:
         value = _value(data, data_file)
     except ValueError as problem:
@@ -44,16 +51,62 @@ def send_command(
     schema = declared[name]
     if schema is not None:
         problems = every_problem(schema, value)
+        if problems and data is None and data_file is None:
+            raise CommandError(
+                f"event {name} needs a value and --data is missing; give it with --data JSON or --data-file FILE "
+                f"(its schema: {first_line(problems)}); nothing was queued",
+                NOT_QUEUED,
+            )
         if problems:
             listed = "\n".join(f"  {problem}" for problem in problems)
             raise CommandError(f"event {name} does not fit its schema; nothing was queued:\n{listed}", NOT_QUEUED)
+    refusal = _cannot_take(paths, history, queue)
+    if refusal:
+        raise CommandError(f"{refusal}; nothing was queued", NOT_QUEUED)
     event, new = append_event(paths, name, value, event_id)
+    if not new and (event.name, event.value) != (name, value):
+        raise CommandError(
+            f"event id {event.id} was first sent as {event.name} {dumps(event.value)} on {event.sent}, not as "
+            f"{name} {dumps(value)}; nothing was queued. Give this event an --event-id of its own",
+            NOT_QUEUED,
+        )
     output.result(json.dumps({"event": event.id, "queued": new}) if json_out else event.id)
     if not new:
-        output.error_line(f"event {event.id} was queued before, on {event.sent}; it is not queued twice")
+        output.error_line(f"already queued as {event.id} on {event.sent}; not queued twice")
     if not no_wake:
-        _wake(paths)
+        _wake(paths, name, new)
     return 0
+
+
+def first_line(problems: list[str]) -> str:
+    return problems[0] if len(problems) == 1 else f"{problems[0]}, and {len(problems) - 1} more"
+
+
+def _event_id_problem(event_id: str) -> str | None:
+    if not event_id:
+        return "--event-id is empty; give an id such as ci-1234, or leave --event-id out for a new one"
+    if any(char.isspace() or not char.isprintable() for char in event_id):
+        return f"--event-id {event_id!r} holds spaces or control characters; an id is one word, such as ci-1234"
+    if len(event_id) > 200:
+        return f"--event-id {event_id[:40]!r}… is {len(event_id)} characters long; the limit is 200"
+    return None
+
+
+def _cannot_take(paths: folder.RunPaths, history: folder.History, queue: bool) -> str | None:
+    """Why the run cannot take an event, or None. A stopped or failed run takes one, with
+    --queue, on a continue; a completed run never does."""
+    last = history.last
+    if last is None or last.end is None or waiting_on(paths, history) is not None:
+        return None  # running, interrupted (the send wakes it), or parked
+    outcome = last.end["outcome"]
+    if outcome == "completed":
+        return f"run {paths.name} has completed; it takes no more events"
+    if queue:
+        return None
+    return (
+        f"run {paths.name} is {outcome}, so no wake takes the event; add --queue to keep it in the run's inbox "
+        f"for a continue (awf run FILE --id {paths.id} --continue)"
+    )
 
 
 def _declared(history: folder.History) -> dict[str, Any] | None:
@@ -84,23 +137,19 @@ def _value(data: str | None, data_file: Path | None) -> Any:
         ) from None
 
 
-def _wake(paths: folder.RunPaths) -> None:
-    history = folder.read_history(paths)
-    last = history.last
-    if last is not None and last.is_live():
+def _wake(paths: folder.RunPaths, name: str, new: bool) -> None:
+    woken = wakes.wake(paths, force=new)
+    if isinstance(woken, wakes.Woken):
         output.error_line(
-            f"attempt {last.number} of {paths.name} is running; it takes the event when it reaches its wait"
-        )
-        return
-    if attempt_events.waiting_on(paths, history) is None:
-        status = history.status
-        output.error_line(f"run {paths.name} is {status}, not parked; the event waits in its inbox for a continue")
-        return
-    pid = attempt_events.wake_if_ready(paths)
-    if pid is None:
-        output.error_line(f"run {paths.name} stays parked: it waits for something else")
-    else:
-        output.error_line(
-            f"woke {paths.name}: attempt {(last.number if last else 0) + 1} started (pid {pid}); "
+            f"woke {paths.name}: attempt {woken.attempt} started (pid {woken.pid}); "
             f"its output goes to {paths.dir / 'wake.log'}"
         )
+    elif woken.state == "busy":
+        output.error_line(f"{paths.name}: {woken.why}; it takes the event when it reaches its wait")
+    elif woken.state == "waiting" and new:
+        waiting = waits_text(waiting_on(paths, folder.read_history(paths, ended_stages=False)) or [])
+        output.error_line(f"run {paths.name} stays parked: it waits for {waiting}, not {name}")
+    elif woken.state == "ended":
+        output.error_line(f"the event waits in the inbox of {paths.name} for a continue ({woken.why})")
+    else:
+        output.error_line(f"{paths.name} is not woken: {woken.why}")

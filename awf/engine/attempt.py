@@ -158,11 +158,11 @@ def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
             if ending is None and not request.preview:
                 folder.remove_pid(claimed.paths)  # refused after the claim: no attempt runs
             claimed.claim.release()
-        if isinstance(ending, Ending) and ending.outcome == outcomes.PARKED and claimed is not None:
-            # An event sent while this attempt was parking found it live and did not wake it.
-            from . import attempt_events
+        if isinstance(ending, Ending) and claimed is not None and workflow.events:
+            # An event sent while this attempt worked found it live and did not wake the run.
+            from . import wakes
 
-            attempt_events.wake_if_ready(claimed.paths)
+            wakes.after_attempt(claimed.paths)
 
 
 @dataclass

@@ -1,12 +1,8 @@
-"""The attempt's events: `wf.events`, the redo mark of a run with events, and waking a parked run."""
+"""The attempt's events: `wf.events`, the redo mark of a run with events, and what a parked run waits for."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from ..record import folder
@@ -15,7 +11,6 @@ from ..record.inbox import read_events
 from ..record.layout import RunPaths
 from .context import AttemptState
 from .events import EventsApi, Replay
-from .loader import split_target
 from .plan import RedoMark
 from .schema import load_schema
 from .workflow import Workflow
@@ -100,82 +95,6 @@ def next_due(history: folder.History) -> float | None:
     return min(dues) if dues else None
 
 
-def spawn_continue(paths: RunPaths, history: folder.History) -> int:
-    """Start `awf run --continue` for the run, detached, its output kept in the run's wake.log."""
-    file = history.last.start.get("file") if history.last else None
-    file = file or history.run.get("file")
-    command = [
-        sys.executable,
-        "-m",
-        "awf",
-        "run",
-        str(file),
-        "--id",
-        paths.id,
-        "--continue",
-        "--run-root",
-        str(paths.root),
-    ]
-    log = os.open(paths.dir / "wake.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        os.write(log, f"\n--- {' '.join(command)}\n".encode())
-        process = subprocess.Popen(
-            command,
-            cwd=history.run["cwd"],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-            env={**os.environ, "NO_COLOR": "1"},
-        )
-    finally:
-        os.close(log)
-    return process.pid
-
-
-def wake_if_ready(paths: RunPaths) -> int | None:
-    """Start the next attempt of a parked run that has what it waits for and no live attempt."""
-    try:
-        history = folder.read_history(paths)
-    except (FileNotFoundError, folder.RecordError):
-        return None
-    if history.last is None or history.last.is_live():
-        return None
-    interrupted = "events" in history.run and history.last.status == "interrupted"
-    if not interrupted and not is_ready(paths, history):
-        return None
-    if interrupted and held_back(paths, history):
-        return None  # never over an agent the crashed attempt left running: a person decides
-    target = history.last.start.get("file") or history.run.get("file") or ""
-    if not split_target(target)[0].exists():
-        return None  # the workflow's file moved: `awf run NEWFILE --id ID --continue` goes on
-    return spawn_continue(paths, history)
-
-
-def parked_runs(root: Path) -> list[tuple[RunPaths, folder.History]]:
-    """Every run with events under `root` that parked, or whose last attempt was interrupted.
-
-    A crash costs a run with events nothing: the next wake goes on from where it was.
-    """
-    found: list[tuple[RunPaths, folder.History]] = []
-    try:
-        workflows = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
-    except FileNotFoundError:
-        return found
-    for workflow_dir in workflows:
-        for run_dir in sorted(p for p in workflow_dir.iterdir() if (p / "run.jsonl").is_file()):
-            paths = RunPaths(root, workflow_dir.name, run_dir.name)
-            try:
-                history = folder.read_history(paths)
-            except folder.RecordError:
-                continue  # a damaged run is for `awf runs` to report; waking skips it
-            if history.last is None or "events" not in history.run or history.last.is_live():
-                continue
-            if waiting_on(paths, history) is not None or history.last.status == "interrupted":
-                found.append((paths, history))
-    return found
-
-
 def held_back(paths: RunPaths, history: folder.History) -> str | None:
     """Why a wake leaves this interrupted run alone: an agent its crashed attempt left still runs."""
     from .attempt_agents import left_running
@@ -189,18 +108,3 @@ def held_back(paths: RunPaths, history: folder.History) -> str | None:
         f"not woken: {paths.name} was interrupted, and {agents} it left still runs; end it with "
         f"{left[0].end_command}, or go on with awf run {file} --id {paths.id} --continue --end-leftovers"
     )
-
-
-def held_back_runs(root: Path) -> list[str]:
-    """Each interrupted run under `root` a wake leaves alone, and why."""
-    return [text for paths, history in parked_runs(root) if (text := held_back(paths, history))]
-
-
-def wake_ready(root: Path) -> list[tuple[RunPaths, int]]:
-    """Start the next attempt of every parked run under `root` that has what it waits for."""
-    woken = []
-    for paths, _history in parked_runs(root):
-        pid = wake_if_ready(paths)
-        if pid is not None:
-            woken.append((paths, pid))
-    return woken

@@ -35,9 +35,11 @@ class Park(BaseException):
         for wait in self.waits:
             what = " or ".join(wait.get("names") or [])
             if wait.get("due"):
-                what = f"{what} or until {wait['due']}" if what else f"until {wait['due']}"
+                what = f"for {what} or until {wait['due']}" if what else f"until {wait['due']}"
+            else:
+                what = f"for {what}"
             parts.append(what)
-        return "waiting for " + "; ".join(parts)
+        return "waiting " + "; ".join(parts)
 
 
 class WorkflowError(Exception):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import waiting
 from .clock import age, iso
 from .costs import CostSum, TurnCost, add_up, breakdown, turn_costs
 from .errors import RecordError
@@ -31,6 +32,7 @@ class RunDetail:
     edited: dict[str, str | None] = field(default_factory=dict)
     # The files (or lines of run.jsonl) that could not be read; the rest is shown without them.
     unreadable: list[RecordError] = field(default_factory=list)
+    queued: int | None = None  # a run with events: the events in its inbox no wait has taken
 
     @property
     def status(self) -> str:
@@ -76,6 +78,9 @@ class RunDetail:
             "go_on": self.go_on,
             "report": str(self.paths.report) if self.paths.report.exists() else None,
             "problems": [{"file": str(problem.path), "problem": problem.problem} for problem in self.problems],
+            "waiting": self.waiting,
+            "queued": self.queued,
+            "crash_looping": self.crash_looping,
         }
 
     def stage_json(self, name: str) -> dict[str, Any]:
@@ -84,6 +89,22 @@ class RunDetail:
             item["edited"] = True
             item["summary"] = self.edited[name] or item.get("summary")
         return item
+
+    @property
+    def waiting(self) -> list[dict[str, Any]] | None:
+        last = self.history.last
+        return last.end.get("waits") if last is not None and last.end is not None else None
+
+    @property
+    def crash_looping(self) -> int | None:
+        if "events" not in self.history.run or self.status != "interrupted":
+            return None
+        in_a_row = 0
+        for attempt in reversed(self.history.attempts):
+            if attempt.end is not None:
+                break
+            in_a_row += 1
+        return waiting.crash_looping(in_a_row)
 
 
 def read_detail(paths: RunPaths, here: Path | None = None) -> RunDetail:
@@ -94,6 +115,7 @@ def read_detail(paths: RunPaths, here: Path | None = None) -> RunDetail:
     history = read_history(paths, problems=unreadable)
     moved = paths.log.stat().st_mtime
     cost_entries: list[dict[str, Any]] = []
+    taken: set[str] = set()
     logged: dict[str, dict[str, Any]] = {}  # the last record the log holds for each stage
     shown: dict[str, str | None] = {}  # and the summary a continue made of its value since
     for line in read_lines(paths.log, problems=[]):
@@ -105,8 +127,12 @@ def read_detail(paths: RunPaths, here: Path | None = None) -> RunDetail:
             shown.pop(line.entry["stage"], None)
         elif kind == "stage-reused" and "summary" in line.entry:
             shown[line.entry["stage"]] = line.entry["summary"]
+        elif kind in ("take", "race"):
+            taken |= waiting.taken_ids([line.entry])
     stages = read_stage_records(paths)
     detail = RunDetail(paths, history, stages, turn_costs(cost_entries), moved, unreadable=unreadable)
+    if "events" in history.run:
+        detail.queued = waiting.queued(paths, taken)
     for name, record in stages.items():
         if isinstance(record, dict) and name in logged and record != logged[name]:
             detail.edited[name] = shown.get(name)

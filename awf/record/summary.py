@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import waiting
 from .costs import add_up, turn_costs
 from .errors import RecordError
 from .layout import RunPaths
@@ -34,6 +35,8 @@ _KIND_AT = {
         "turn",
         "usage",
         "agent",
+        "take",
+        "race",
     )
 }
 
@@ -57,6 +60,8 @@ class RunSummary:
     pid: int | None = None  # the live attempt's process
     process_start: str | None = None  # and its start time, which tells it from a reused pid
     waiting: list[dict[str, Any]] | None = None  # a parked run: the events and due times it waits on
+    queued: int | None = None  # a run with events: the events in its inbox no wait has taken
+    crash_looping: int | None = None  # interrupted attempts in a row, when wakes no longer restart it
 
     def as_json(self) -> dict[str, Any]:
         from .clock import iso
@@ -67,6 +72,8 @@ class RunSummary:
             "status": self.status,
             "stage": self.stage,
             "waiting": self.waiting,
+            "queued": self.queued,
+            "crash_looping": self.crash_looping,
             "attempts": self.attempts,
             "started": self.started,
             "moved": iso(self.moved),
@@ -130,6 +137,9 @@ def summarize(paths: RunPaths) -> RunSummary | None:
         cost=None,
     )
     summary.cost, summary.cost_unknown = reader.cost()
+    if "events" in first:
+        taken = waiting.taken_ids(entry for kind in ("take", "race") for _, entry in reader._matches(kind))
+        summary.queued = waiting.queued(paths, taken)
     if start is None:
         return summary  # created, and crashed before its first attempt began
     summary.attempts = _number(start, "attempt", log)
@@ -144,6 +154,10 @@ def summarize(paths: RunPaths) -> RunSummary | None:
     pid = _number(start, "pid", log)
     if is_alive(pid, start.get("process_start")):
         summary.status, summary.pid, summary.process_start = "running", pid, start.get("process_start")
+    elif "events" in first:
+        ended = {entry.get("attempt") for _, entry in reader._matches("attempt-end")}
+        in_a_row = next((n for n in range(summary.attempts) if summary.attempts - n in ended), summary.attempts)
+        summary.crash_looping = waiting.crash_looping(in_a_row)
     return summary
 
 
@@ -169,7 +183,7 @@ class _Lines:
     def _start_of_line(self, position: int) -> int:
         return self.data.rfind(b"\n", 0, position) + 1
 
-    def _matches(self, kind: str, after: int) -> Iterator[tuple[int, dict[str, Any]]]:
+    def _matches(self, kind: str, after: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
         for match in _KIND_AT[kind].finditer(self.data, after):
             offset = self._start_of_line(match.start())
             entry = self.line_at(offset)

@@ -163,7 +163,8 @@ def _take(entry: dict[str, Any]) -> str:
 
 
 def _race(entry: dict[str, Any]) -> str:
-    return f"race {entry.get('wait')} won by {entry.get('winner')}"
+    won = f"race {entry.get('wait')} won by {entry.get('winner')}"
+    return f"{won}, taking event {entry['event']}" if entry.get("event") else won
 
 
 def _timer(entry: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ from ..record.clock import parse_iso
 from ..record.costs import money
 from ..record.detail import RunDetail
 from ..record.summary import RunSummary
+from ..record.waiting import crash_loop_text
 from .lines import first_line
 
 
@@ -49,12 +50,31 @@ def columns(headers: list[str], rows: list[list[Any]]) -> str:
 
 
 def _status(summary: RunSummary) -> str:
-    """A parked run says on what: `parked: ci`, `parked: approved or 12:00`."""
-    if not summary.waiting:
-        return summary.status
-    names = sorted({name for wait in summary.waiting for name in wait.get("names") or []})
-    dues = sorted(when(wait["due"]) for wait in summary.waiting if wait.get("due"))
-    return f"{summary.status}: {' or '.join(names + [due[-5:] for due in dues])}"
+    """A parked run says on what: `parked: ci`, `parked: approved or 12:00`; then the events that
+    wait untaken (`· 2 queued`), or that wakes gave up on a run that keeps crashing."""
+    return status_text(
+        summary.status, summary.waiting, summary.queued, summary.crash_looping, summary.workflow, summary.id
+    )
+
+
+def status_text(
+    status: str, waits: list[dict[str, Any]] | None, queued: int | None, crashes: int | None, workflow: str, run_id: str
+) -> str:
+    text = f"{status}: {waits_text(waits)}" if waits else status
+    if queued:
+        text += f" · {queued} queued"
+    if crashes:
+        text += f" · {crash_loop_text(f'{workflow}/{run_id}', crashes)}"
+    return text
+
+
+def waits_text(waits: Iterable[dict[str, Any]], now: float | None = None) -> str:
+    """What a parked run waits for: the names, then the due times (the time of day alone if it is today's)."""
+    waits = list(waits)
+    names = sorted({name for wait in waits for name in wait.get("names") or []})
+    today = datetime.fromtimestamp(time.time() if now is None else now).strftime("%Y-%m-%d")
+    dues = sorted(when(wait["due"]) for wait in waits if wait.get("due"))
+    return " or ".join(names + [due.removeprefix(today + " ") for due in dues]) or "nothing"
 
 
 def listing(summaries: Iterable[RunSummary], now: float | None = None, left: dict[str, int] | None = None) -> str:
@@ -87,9 +107,14 @@ def detail(run: RunDetail, now: float | None = None, left: list[str] | None = No
     `left`: the agents crashed attempts left that still run, each a line."""
     now = time.time() if now is None else now
     data = run.as_json()
-    head = f"{data['workflow']}/{data['id']}  {data['status']}"
+    status = status_text(
+        data["status"], data["waiting"], data["queued"], data["crash_looping"], data["workflow"], data["id"]
+    )
+    head = f"{data['workflow']}/{data['id']}  {status}"
+    last = run.history.last
+    between = last is not None and last.end is not None and not last.end.get("stage") and last.end.get("after")
     if data["stage"] and data["status"] != "completed":
-        head += f" in {data['stage']}"
+        head += f" between stages, after {data['stage']}" if between else f" in {data['stage']}"
     lines = [
         head,
         f"  argv:     {json.dumps(data['argv'], ensure_ascii=False)}",

@@ -1,0 +1,185 @@
+"""`awf serve`: wake runs with events as their events arrive and their times come, asleep between.
+
+Serve looks at a run only when something happens that can make it ready: an event appended to
+its inbox, an attempt ending (its `attempt.lock` closed, as it is even when the process dies),
+or a due time or the end of a back-off coming. Its own reads of the record wake nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..engine import wakes
+from ..record import folder
+from ..record.layout import RunPaths
+from . import output
+from .run_target import TargetError, Where
+
+LONGEST_SLEEP = 3600.0  # seconds; nothing is due, but a signal is still looked at
+# The files whose change can make a run ready: its inbox, and the lock its attempt holds for life.
+WATCHED = ("events.jsonl", "attempt.lock")
+ENDING_LOOKS = 20  # looks at a run whose lock closed while its attempt still seemed alive (10 s in all)
+
+
+def serve_command(*, cwd: Path | None, run_root: Path | None) -> int:
+    try:
+        where = Where.of(cwd, run_root)
+    except TargetError as problem:
+        output.error(str(problem))
+        return problem.code
+    from filelock import FileLock, Timeout
+
+    where.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lock = FileLock(str(where.root / ".serve.lock"), timeout=0, mode=0o600)
+    try:
+        lock.acquire()
+    except Timeout:
+        output.error(f"another awf serve already serves {where.root}; one is enough")
+        return 2
+    try:
+        return Serve(where.root).run()
+    finally:
+        lock.release()
+
+
+class Serve:
+    """The loop: runs that changed or came due are looked at; the rest are left asleep."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.log = _Log(root / "serve.log")
+        self.wakeup = threading.Event()
+        self.stopping = False
+        self._guard = threading.Lock()
+        self._changed: dict[tuple[str, str], bool] = {}  # run -> a new event came (try it even if given up on)
+        self._due: dict[tuple[str, str], float] = {}
+        self._ending: dict[tuple[str, str], int] = {}  # run -> looks since its lock closed with the attempt alive
+        self._told: dict[tuple[str, str], str] = {}  # the last thing said of a run that is not woken
+
+    def changed(self, path: str, *, event: bool) -> None:
+        parts = Path(path).relative_to(self.root).parts
+        if len(parts) != 3:
+            return
+        with self._guard:
+            key = (parts[0], parts[1])
+            self._changed[key] = self._changed.get(key, False) or event
+            if not event:
+                self._ending[key] = 0
+        self.wakeup.set()
+
+    def stop(self, _number: int, _frame: Any) -> None:
+        self.stopping = True
+        self.wakeup.set()
+
+    def run(self) -> int:
+        from watchdog.events import FileClosedEvent, FileCreatedEvent, FileMovedEvent, FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        serve = self
+
+        class Changes(FileSystemEventHandler):
+            def on_any_event(self, event: Any) -> None:
+                path = str(getattr(event, "dest_path", "") or event.src_path)
+                name = os.path.basename(path)
+                if name in WATCHED:
+                    serve.changed(path, event=name == "events.jsonl")
+
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, self.stop)
+        watcher = Observer()
+        # Only writes: the opens and reads serve makes itself must not wake it.
+        watcher.schedule(
+            Changes(), str(self.root), recursive=True, event_filter=[FileClosedEvent, FileCreatedEvent, FileMovedEvent]
+        )
+        watcher.start()
+        self.log.say(f"serving {self.root}")
+        try:
+            runs = wakes.every_run(self.root)
+            for paths in runs:
+                self._look_at(paths, event=False)
+            self.log.say(f"looked at {len(runs)} runs; asleep until an event comes, an attempt ends or a time is due")
+            while not self.stopping:
+                self._look_at_ready()
+                _reap_children()
+                self.wakeup.wait(self._sleep())
+                self.wakeup.clear()
+        finally:
+            watcher.stop()
+            watcher.join(timeout=5)
+            self.log.say("stopped; parked runs stay parked until the next wake")
+        return 0
+
+    def _sleep(self) -> float:
+        with self._guard:
+            if self._changed:
+                return 0
+            soonest = min(self._due.values(), default=None)
+        if soonest is None:
+            return LONGEST_SLEEP
+        return min(LONGEST_SLEEP, max(0.0, soonest - time.time()))
+
+    def _look_at_ready(self) -> None:
+        now = time.time()
+        with self._guard:
+            changed, self._changed = self._changed, {}
+            for key, due in list(self._due.items()):
+                if due <= now:
+                    del self._due[key]
+                    changed.setdefault(key, False)
+        for (workflow, run_id), event in sorted(changed.items()):
+            if self.stopping:
+                return
+            self._look_at(RunPaths(self.root, workflow, run_id), event)
+
+    def _look_at(self, paths: RunPaths, event: bool) -> None:
+        key = (paths.workflow, paths.id)
+        woken = wakes.wake(paths, force=event)
+        if isinstance(woken, wakes.Woken):
+            self._due.pop(key, None)
+            self._told.pop(key, None)
+            again = " (a new event: trying a crash-looping run again)" if woken.forced else ""
+            self.log.say(f"woke {paths.name}: attempt {woken.attempt} started (pid {woken.pid}){again}")
+            return
+        with self._guard:
+            ending = self._ending.pop(key, None)
+        if woken.state == "busy" and ending is not None and ending < ENDING_LOOKS:
+            # The lock closes as the process exits, a moment before it is seen gone: look again soon.
+            with self._guard:
+                self._ending[key] = ending + 1
+            self._due[key] = time.time() + 0.05 * (ending + 1)
+        elif woken.again is not None:
+            self._due[key] = woken.again
+        else:
+            self._due.pop(key, None)
+        if woken.state in ("crash-looping", "held-back") and self._told.get(key) != woken.why:
+            self._told[key] = woken.why  # once each, not at every look
+            self.log.say(f"gave up on {paths.name}, {woken.why}" if woken.state == "crash-looping" else woken.why)
+
+
+def _reap_children() -> None:
+    """Collect the continues serve started that have ended, so none lingers as a zombie."""
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+class _Log:
+    """What serve did, on stderr and appended to serve.log in the run root."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def say(self, text: str) -> None:
+        line = f"{datetime.now().astimezone().isoformat(timespec='seconds')} {text}"
+        output.error_line(line)
+        folder.append_line(self.path, {"at": line[:25], "text": text}, sync=False)

@@ -1,0 +1,204 @@
+"""Waking runs with events: whether a run may start its next attempt now, and starting it once.
+
+`awf send`, `awf wake`, `awf serve` and an attempt that parks all wake runs, often at the same
+moment. A wake takes the run's inbox lock, looks, and starts at most one continue; it leaves a
+`wake.pid` naming the continue's process, so until that process has claimed the run and ended,
+the run counts as busy and no second continue is started for it. The attempt itself, once it
+has written its ending, takes the lock again, clears its `wake.pid` and wakes the run once more
+if an event came while it worked.
+
+A run whose attempts keep dying is woken less and less often (at once after the first
+interrupted attempt, then 1, 2 and 4 s after the start of each next one) and, after five
+interrupted attempts in a row, not at all until a person runs `awf wake WORKFLOW/ID` or sends
+it an event.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..record import folder
+from ..record.clock import parse_iso
+from ..record.files import write_json
+from ..record.layout import RunPaths
+from ..record.liveness import is_alive, process_start
+from ..record.schemas import FORMAT_VERSION
+from ..record.waiting import GIVE_UP_AFTER, crash_loop_text
+from .attempt_events import held_back, is_ready, next_due, waiting_on
+
+FIRST_BACKOFF = 1.0  # seconds; doubles with each interrupted attempt after the first
+
+
+@dataclass(frozen=True)
+class Look:
+    """What a run with events needs now: `ready` to wake, or why not, and when to look again."""
+
+    state: str  # ready | busy | waiting | backing-off | crash-looping | held-back | ended | no-events | moved
+    again: float | None = None  # a time to look again (a due time, the end of a back-off)
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Woken:
+    """A continue started for a run."""
+
+    paths: RunPaths
+    pid: int
+    attempt: int
+    forced: bool = False
+
+
+def wake_pid_path(paths: RunPaths) -> Path:
+    return paths.dir / "wake.pid"
+
+
+def backoff(interrupted: int) -> float:
+    """How long after the last interrupted attempt started the next may start: at once after the
+    first, then 1, 2, 4 seconds."""
+    return 0.0 if interrupted <= 1 else FIRST_BACKOFF * 2 ** (interrupted - 2)
+
+
+def interrupted_in_a_row(history: folder.History) -> int:
+    """How many of the run's last attempts were interrupted, counting back from the last."""
+    count = 0
+    for attempt in reversed(history.attempts):
+        if attempt.end is not None or attempt.is_live():
+            break
+        count += 1
+    return count
+
+
+def starting(paths: RunPaths) -> dict[str, Any] | None:
+    """The `wake.pid` of a continue a wake started that is still alive, unless it is this process."""
+    try:
+        marker = folder.read_json_file(wake_pid_path(paths), "wake-pid")
+    except (FileNotFoundError, folder.RecordError):
+        return None
+    if marker["pid"] == os.getpid() or not is_alive(marker["pid"], marker.get("process_start")):
+        return None
+    return marker
+
+
+def look(paths: RunPaths, history: folder.History, *, force: bool = False, now: float | None = None) -> Look:
+    """Whether the run may start its next attempt now. `force`: a person or a new event asks,
+    so a run given up on as crash-looping, or backing off, is tried again."""
+    now = time.time() if now is None else now
+    last = history.last
+    if "events" not in history.run:
+        return Look("no-events", why="its workflow declares no events; continue it with awf run --continue")
+    if last is None:
+        return Look("ended", why="it has no attempt")
+    if last.is_live():
+        return Look("busy", why=f"attempt {last.number} is running (pid {last.pid})")
+    marker = starting(paths)
+    if marker is not None:
+        return Look("busy", why=f"attempt {marker['attempt']} is starting (pid {marker['pid']})")
+    if last.end is None:
+        held = held_back(paths, history)
+        if held:
+            return Look("held-back", why=held)
+        count = interrupted_in_a_row(history)
+        if not force:
+            if count >= GIVE_UP_AFTER:
+                return Look("crash-looping", why=crash_loop_text(paths.name, count))
+            not_before = parse_iso(last.start["at"]) + backoff(count)
+            if now < not_before:
+                return Look("backing-off", again=not_before, why=f"{count} interrupted attempts in a row")
+        return _if_file_exists(paths, history, Look("ready", why=f"attempt {last.number} was interrupted"))
+    if waiting_on(paths, history) is None:
+        return Look("ended", why=f"it is {last.end['outcome']}")
+    if is_ready(paths, history, now):
+        return _if_file_exists(paths, history, Look("ready"))
+    due = next_due(history)
+    return Look("waiting", again=due, why="what it waits for has not come")
+
+
+def _if_file_exists(paths: RunPaths, history: folder.History, ready: Look) -> Look:
+    from .loader import split_target
+
+    target = _target(history)
+    if not split_target(target)[0].exists():
+        return Look("moved", why=f"its workflow file {target} is gone; awf run NEWFILE --id {paths.id} --continue")
+    return ready
+
+
+def _target(history: folder.History) -> str:
+    return (history.last.start.get("file") if history.last else None) or history.run.get("file") or ""
+
+
+def wake(paths: RunPaths, *, force: bool = False) -> Woken | Look:
+    """Start the run's next attempt if it may start now, at most one at a time."""
+    from filelock import FileLock
+
+    with FileLock(str(paths.dir / "events.lock"), mode=0o600):
+        try:
+            history = folder.read_history(paths, ended_stages=False)
+        except FileNotFoundError:
+            return Look("ended", why="it has no record")
+        except folder.RecordError as problem:
+            return Look("ended", why=f"its record cannot be read: {problem}")
+        seen = look(paths, history, force=force)
+        if seen.state != "ready":
+            return seen
+        attempt = history.last.number + 1 if history.last else 1
+        pid = _spawn_continue(paths, history)
+        write_json(
+            wake_pid_path(paths),
+            {"version": FORMAT_VERSION, "attempt": attempt, "pid": pid, "process_start": process_start(pid)},
+        )
+    return Woken(paths, pid, attempt, forced=force and history.last is not None and history.last.end is None)
+
+
+def after_attempt(paths: RunPaths) -> Woken | Look | None:
+    """An attempt that has written its ending: it no longer counts as starting, and the run
+    wakes again if an event came while it worked."""
+    from filelock import FileLock
+
+    with FileLock(str(paths.dir / "events.lock"), mode=0o600):
+        try:
+            marker = folder.read_json_file(wake_pid_path(paths), "wake-pid")
+            if marker["pid"] == os.getpid():
+                wake_pid_path(paths).unlink()
+        except (FileNotFoundError, folder.RecordError):
+            pass
+    return wake(paths)
+
+
+def every_run(root: Path) -> list[RunPaths]:
+    """Every run under `root` (the runs of one workflow in a folder each)."""
+    found: list[RunPaths] = []
+    try:
+        workflows = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except FileNotFoundError:
+        return found
+    for workflow_dir in workflows:
+        for run_dir in sorted(p for p in workflow_dir.iterdir() if (p / "run.jsonl").is_file()):
+            found.append(RunPaths(root, workflow_dir.name, run_dir.name))
+    return found
+
+
+def _spawn_continue(paths: RunPaths, history: folder.History) -> int:
+    """Start `awf run --continue` for the run, detached, its output kept in the run's wake.log."""
+    command = [sys.executable, "-m", "awf", "run", _target(history), "--id", paths.id, "--continue"]
+    command += ["--run-root", str(paths.root)]
+    log = os.open(paths.dir / "wake.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.write(log, f"\n--- {' '.join(command)}\n".encode())
+        process = subprocess.Popen(
+            command,
+            cwd=history.run["cwd"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
+    finally:
+        os.close(log)
+    return process.pid
