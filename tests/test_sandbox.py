@@ -395,3 +395,20 @@ def test_a_sandboxed_claude_gets_a_fresh_config_with_only_its_login_and_no_web_t
     [process] = [entry for entry in world.project.log("probe", "h") if entry["kind"] == "agent-process"]
     assert process["command"][0].endswith("bwrap")
     assert " --disallowedTools WebSearch WebFetch " in " ".join(process["command"])
+
+
+def test_a_machine_where_bubblewrap_cannot_make_a_sandbox_refuses_and_names_user_namespaces(
+    world: World, tmp_path: Path
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    # What bwrap says where unprivileged user namespaces are off.
+    fake = bin_dir / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    done = world.run("userns", exec_runtime(world), "--sandbox", "workspace", PATH=str(bin_dir))
+
+    assert done.code == 2
+    assert "cannot make a sandbox here (bwrap: No permissions to creating new namespace)" in done.stderr
+    assert "kernel.unprivileged_userns_clone=1" in done.stderr
+    assert not (world.project.path / ".awf" / "runs" / "probe").exists()
