@@ -172,11 +172,11 @@ def test_a_damaged_log_exits_3_naming_the_file_and_the_rest_still_list(world, tm
     shutil.copytree(project.path / ".awf" / "runs" / "steps", root / "steps")
     log = root / "steps" / "failed" / "run.jsonl"
     lines = log.read_text().splitlines(keepends=True)
-    lines[-1] = '{"version": 1, "kind": "attempt-end", "attempt": 1, oops\n'
+    lines[-1] = '{"version": 1, "kind": "attempt-end", "at": "2026-01-01T00:00:00+00:00", "attempt": 1, "outcome": 7}\n'
     log.write_text("".join(lines))
     listed = project.awf("runs", "--run-root", str(root), "--json")
     assert listed.code == 3
-    assert str(log) in listed.stderr and "not JSON" in listed.stderr
+    assert str(log) in listed.stderr and "'outcome'" in listed.stderr
     assert "failed" not in {item["id"] for item in listed.out["runs"]} and len(listed.out["runs"]) == 6
     assert listed.out["problems"][0]["file"] == str(log)
     one = project.awf("runs", "steps/failed", "--run-root", str(root))

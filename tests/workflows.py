@@ -48,3 +48,29 @@ async def three(wf):
     review = await wf.stage("review", lambda: act(wf, "review"), result=STRING)
     return {"plan": plan, "implement": built, "review": review}
 """
+
+# Three stages whose work appends its name to ran.txt, so a test can count how often each ran;
+# b stops while stop-b exists. The first stage is named ".x": legal, and easy to take for a temp file.
+COUNTED = """
+from pathlib import Path
+
+import awf
+
+STRING = {"type": "string"}
+
+
+async def work(wf, stage):
+    with open("ran.txt", "a") as side:
+        side.write(stage + "\\n")
+    if stage == "b" and Path("stop-b").exists():
+        wf.stop("b waits for stop-b to go")
+    return f"{stage} by attempt {wf.attempt}"
+
+
+@awf.workflow(name="counted", description="Three counted stages.", version="1.0.0")
+async def counted(wf):
+    x = await wf.stage(".x", lambda: work(wf, ".x"), result=STRING)
+    b = await wf.stage("b", lambda: work(wf, "b"), result=STRING)
+    c = await wf.stage("c", lambda: work(wf, "c"), result=STRING)
+    return [x, b, c]
+"""

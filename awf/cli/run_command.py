@@ -77,6 +77,10 @@ def run_command(
     if ending.error:
         output.error(ending.error)
     _print_result(ending, json_out)
+    if ending.write_error is not None:
+        output.error(
+            f"{ending.write_error}\n  free the space or fix the folder, then go on: {ending.go_on or 'a continue'}"
+        )
     return ending.exit_code
 
 

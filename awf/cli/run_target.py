@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..record.layout import RunPaths, run_root_for
+from ..record.layout import RunPaths, root_problem, run_root_for
 from ..record.names import id_problem
 from .errors import CommandError, ExitCode
 
@@ -29,7 +30,11 @@ class Where:
         here = Path.cwd() if cwd is None else cwd.expanduser().absolute()
         if cwd is not None and not here.is_dir():
             raise TargetError(f"--cwd {cwd} is not a folder", ExitCode.USAGE)
-        return cls(run_root_for(here, run_root.expanduser() if run_root else None), here)
+        root = run_root_for(here, run_root.expanduser() if run_root else None)
+        problem = root_problem(root, given=run_root is not None)
+        if problem:
+            raise TargetError(problem, ExitCode.USAGE)
+        return cls(root, here)
 
 
 def split_name(text: str) -> tuple[str, str | None]:
@@ -51,6 +56,12 @@ def find_run(text: str, where: Where) -> RunPaths:
     if run_id is None:
         raise TargetError(f"{text!r} names a workflow, not a run: name a run as WORKFLOW/ID", ExitCode.USAGE)
     paths = RunPaths(where.root, workflow, run_id)
+    if (os.path.lexists(paths.log) and not paths.log.is_file()) or paths.log.is_symlink():
+        raise TargetError(f"{paths.log}: cannot be read: it is not a plain file", ExitCode.UNREADABLE)
+    if paths.dir.exists() and not paths.dir.is_dir():
+        raise TargetError(
+            f"{paths.dir}: cannot be read: it is a file, where run {paths.name} keeps its folder", ExitCode.UNREADABLE
+        )
     if not paths.log.is_file():
         hint = " (runs live in .awf/runs under the folder a run works in: give --cwd or --run-root)"
         raise TargetError(f"there is no run {paths.name}: looked in {paths.workflow_dir}{hint}", ExitCode.NO_SUCH_RUN)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 import signal
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -16,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..record import folder
 from ..record.clock import age, iso, now_iso
-from ..record.errors import RecordError
-from ..record.layout import RunPaths, run_root_for
+from ..record.errors import RecordError, RecordWriteError
+from ..record.layout import RunPaths, root_problem, run_root_for
 from ..record.liveness import process_start
 from ..record.names import id_problem, stage_name_problem
 from . import attempt_agents, attempt_sandbox, budget, outcomes
@@ -60,6 +62,7 @@ class Ending:
     workflow: Workflow[Any] | None = None
     needs: dict[str, Any] | None = None  # for a start part-way: each stage's result schema
     waits: list[dict[str, Any]] | None = None  # what a parked attempt waits for
+    write_error: RecordWriteError | None = None  # a file of the record that could not be written
 
 
 def generated_id() -> str:
@@ -102,6 +105,9 @@ def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
     workflow = request.workflow or load_workflow(request.target)
     cwd = _cwd(request)
     root = run_root_for(cwd, request.run_root)
+    problem = root_problem(root, given=request.run_root is not None)
+    if problem:
+        raise Refusal(problem)
     values = _read_values(request.values_file) if request.values_file is not None else None
     claimed = _claim_continue(request, workflow, root, cwd) if request.resume else None
     ending: Ending | Preview | None = None
@@ -185,14 +191,52 @@ class _Identity:
     sandbox: Any = None
 
 
-def _read_values(path: Path) -> dict[str, Any]:
-    """The --values file: a JSON object by stage name."""
+# The largest --values file read unless AWF_VALUES_MAX_BYTES says otherwise: a value by hand for
+# each stage before a start point is kilobytes; a mistaken path to a device or a dump is refused.
+VALUES_MAX_BYTES = 64 * 1024 * 1024
+
+
+def _values_cap() -> int:
+    given = os.environ.get("AWF_VALUES_MAX_BYTES")
+    if not given:
+        return VALUES_MAX_BYTES
     try:
-        text = path.read_text(encoding="utf-8")
+        cap = int(given)
+    except ValueError:
+        cap = -1
+    if cap < 0:
+        raise Refusal(f"AWF_VALUES_MAX_BYTES={given} is not a number of bytes, such as 268435456 for 256 MiB")
+    return cap
+
+
+def _read_values(path: Path) -> dict[str, Any]:
+    """The --values file: a JSON object by stage name, from a regular file no larger than the cap."""
+    cap = _values_cap()
+    try:
+        # O_NONBLOCK: opening a FIFO for reading would wait for a writer, forever.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise Refusal(f"--values {path}: no such file") from None
+    except OSError as error:
+        raise Refusal(f"--values {path} cannot be read: {error.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Refusal(f"--values {path} is {_file_kind(info.st_mode)}, not a file: give a JSON file")
+        if info.st_size > cap:
+            raise Refusal(
+                f"--values {path} is {info.st_size} bytes, more than the {cap} read; "
+                "set AWF_VALUES_MAX_BYTES to read a larger file"
+            )
+        with open(fd, "rb", closefd=False) as handle:
+            data = handle.read(cap + 1)
+        if len(data) > cap:
+            raise Refusal(f"--values {path} grew past {cap} bytes as it was read; set AWF_VALUES_MAX_BYTES to read it")
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise Refusal(f"--values {path} cannot be read: {error}") from None
+    finally:
+        os.close(fd)
     try:
         values = json.loads(text)
     except json.JSONDecodeError as error:
@@ -206,6 +250,18 @@ def _read_values(path: Path) -> dict[str, Any]:
     if bad:
         raise Refusal(f"--values {path} names {', '.join(map(repr, bad))}, which cannot be stage names")
     return values
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
 
 
 def _inherited_from_stage(history: folder.History | None) -> str | None:
@@ -406,6 +462,10 @@ def _create(identity: _Identity, request: RunRequest, workflow: Workflow[Any]) -
         claim = folder.create_run(identity.paths, identity.run_fields)
     except folder.Refused as refused:
         raise Refusal(str(refused)) from None
+    except RecordWriteError as error:
+        if error.errno == errno.ENOTDIR:  # a file where a folder of the run root goes: a path given wrong
+            raise Refusal(f"{error.path} is a file, not a folder; give a folder for the runs") from None
+        raise
     return _Claimed(identity.paths, claim, identity.args, identity.cwd, 1, None, identity.sandbox)
 
 
@@ -419,6 +479,10 @@ def _claim_continue(request: RunRequest, workflow: Workflow[Any], root: Path, cw
     if problem:
         raise Refusal(problem)
     paths = RunPaths(root, workflow.name, run_id)
+    if paths.dir.exists() and not paths.dir.is_dir():
+        raise Refusal(
+            f"{paths.dir} is a file, where run {paths.name} keeps its folder; move it away, or give another id"
+        )
     if not paths.log.exists():
         raise Refusal(_no_such_run(paths))
     try:
@@ -517,32 +581,36 @@ def _run_claimed(
         from . import attempt_events
     started = time.time()
     deadline = started + request.timeout if request.timeout else None
-    max_cost = request.max_cost if request.max_cost is not None else budget.inherited(history)
-    folder.append_line(
-        paths.log,
-        folder.entry(
-            "attempt-start",
-            attempt=claimed.attempt,
-            pid=os.getpid(),
-            process_start=process_start(os.getpid()),
-            file=str(Path(request.target).absolute()),
-            workflow_version=workflow.version,
-            flags={
-                "continue": request.resume,
-                "from_stage": from_stage,
-                "values": str(request.values_file) if request.values_file else None,
-                "timeout": request.timeout_text,
-                "max_cost": request.max_cost_text,
-            },
-            max_cost=max_cost,
-            deadline=iso(deadline) if deadline else None,
-            **({"events": attempt_events.declared(workflow)} if workflow.events else {}),
-        ),
-    )
-    if history is not None:
-        attempt_agents.settle_unrecorded(paths, claimed.attempt, observer)
-    if workflow.events and request.from_stage:
-        attempt_events.record_redo(paths, claimed.attempt, request.from_stage)
+    try:
+        max_cost = request.max_cost if request.max_cost is not None else budget.inherited(history)
+        folder.append_line(
+            paths.log,
+            folder.entry(
+                "attempt-start",
+                attempt=claimed.attempt,
+                pid=os.getpid(),
+                process_start=process_start(os.getpid()),
+                file=str(Path(request.target).absolute()),
+                workflow_version=workflow.version,
+                flags={
+                    "continue": request.resume,
+                    "from_stage": from_stage,
+                    "values": str(request.values_file) if request.values_file else None,
+                    "timeout": request.timeout_text,
+                    "max_cost": request.max_cost_text,
+                },
+                max_cost=max_cost,
+                deadline=iso(deadline) if deadline else None,
+                **({"events": attempt_events.declared(workflow)} if workflow.events else {}),
+            ),
+        )
+        if history is not None:
+            attempt_agents.settle_unrecorded(paths, claimed.attempt, observer)
+        if workflow.events and request.from_stage:
+            attempt_events.record_redo(paths, claimed.attempt, request.from_stage)
+    except RecordWriteError:
+        folder.remove_pid(paths)  # nothing ran; the log keeps what it took
+        raise
     observer.attempt_started(workflow.name, paths.id, claimed.attempt, paths.dir)
     state = AttemptState(
         paths=paths,
@@ -607,30 +675,40 @@ def _run_claimed(
         out["needs"] = ending.needs
     if ending.waits is not None:
         out["waits"] = ending.waits
-    if workflow.report is not None:
-        written = _report(workflow, ending, state, claimed.cwd)
-        out["report"] = str(written.path) if written.path else None
-        if written.error:
-            out["report_error"] = written.error
-    elif paths.report.exists():
-        folder.write_report(paths, None)  # an earlier attempt's; its text is in run.jsonl
+    try:
+        if workflow.report is not None:
+            written = _report(workflow, ending, state, claimed.cwd)
+            out["report"] = str(written.path) if written.path else None
+            if written.error:
+                out["report_error"] = written.error
+        elif paths.report.exists():
+            folder.write_report(paths, None)  # an earlier attempt's; its text is in run.jsonl
+        folder.write_out(paths, out)
+    except RecordWriteError as error:
+        ending.write_error = ending.write_error or error
+    if ending.write_error is not None:
+        # What the record could not take is the attempt's ending: failed, saying which file and why.
+        ending.outcome, ending.exit_code = outcomes.FAILED, outcomes.exit_code(outcomes.FAILED)
+        ending.reason = str(ending.write_error)
+        ending.go_on = ending.go_on or request.go_on(paths.id)
+        out.update(outcome=ending.outcome, exit_code=ending.exit_code, reason=ending.reason, go_on=ending.go_on)
     ending.out = out
-    folder.write_out(paths, out)
-    folder.append_line(
-        paths.log,
-        folder.entry(
-            "attempt-end",
-            attempt=claimed.attempt,
-            outcome=ending.outcome,
-            exit_code=ending.exit_code,
-            stage=ending.stage,
-            reason=ending.reason,
-            after=state.last_stage,
-            ran=state.ran,
-            go_on=ending.go_on,
-            **({"waits": ending.waits} if ending.waits is not None else {}),
-        ),
+    end_line = folder.entry(
+        "attempt-end",
+        attempt=claimed.attempt,
+        outcome=ending.outcome,
+        exit_code=ending.exit_code,
+        stage=ending.stage,
+        reason=ending.reason,
+        after=state.last_stage,
+        ran=state.ran,
+        go_on=ending.go_on,
+        **({"waits": ending.waits} if ending.waits is not None else {}),
     )
+    try:
+        folder.append_line(paths.log, end_line)
+    except RecordWriteError as error:
+        ending.write_error = ending.write_error or error  # the run reads interrupted
     folder.remove_pid(paths)
     if result is not None and result.interruptions is not None:
         result.interruptions.restore()  # a caller in Python gets its own handlers back
@@ -862,6 +940,10 @@ def _ending(
                 hints.append(repeated[1])
         where = error.stage
         return make(outcomes.STOPPED, stage=where, reason=error.reason, redo=redo, hints=hints)
+    if isinstance(error, RecordWriteError):
+        ending = make(outcomes.FAILED, stage=stage_of(error), reason=str(error))
+        ending.write_error = error
+        return ending
     if isinstance(error, asyncio.CancelledError):
         return make(outcomes.FAILED, stage=stage_of(error), reason="the workflow was cancelled from within")
     stage = stage_of(error)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 from ..record import folder
 from ..record.clock import iso, now_iso
+from ..record.errors import RecordWriteError
 from ..record.files import ProgressLines
 from ..record.layout import RunPaths
 from ..record.names import stage_name_problem
@@ -453,7 +454,10 @@ class Context:
     def _finish(self, name: str, outcome: str, started: float, **fields: Any) -> None:
         state = self._state
         record = self._record(name, outcome, started=started, **fields)
-        folder.write_stage_record(state.paths, record)
+        try:
+            folder.write_stage_record(state.paths, record)
+        except RecordWriteError as error:
+            raise mark_stage(error, name) from None
         state.stage_list.append(
             {"stage": name, "how": "ran", "outcome": outcome, "attempt": state.attempt, "summary": record["summary"]}
         )

@@ -16,3 +16,18 @@ class RecordError(Exception):
         if hint:
             text += f"\n  {hint}"
         super().__init__(text)
+
+
+class RecordWriteError(BaseException):
+    """A file of a run's record that cannot be written: a full disk, an I/O error, a bad path.
+
+    A BaseException, as wf.stop's Stop is, so a workflow's `except Exception` cannot swallow it
+    and go on writing to a record that no longer takes writes.
+    """
+
+    def __init__(self, path: Path | str, error: OSError) -> None:
+        self.path = Path(path)
+        self.errno = error.errno
+        reason = error.strerror or str(error)
+        self.reason = reason[:1].lower() + reason[1:]
+        super().__init__(f"{self.path}: cannot be written: {self.reason}")

@@ -5,14 +5,42 @@ A crash at any point leaves the old file or the new one, never a mix.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
+
+from .errors import RecordWriteError
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 READ_SIZE = 65536  # a stage's record is a few hundred bytes; asking for much more costs an allocation
+
+
+# A temp file is named `{name}~{pid}.awf-tmp`: "~" is in no stage name, id or workflow name, and no
+# record ends so, so a reader passes over it by its name alone and the next attempt can remove it.
+TEMP_SUFFIX = ".awf-tmp"
+_TEMP_NAME = re.compile(r".+~\d+\.awf-tmp")
+# A record's files are never opened through a symbolic link: one planted in a run's folder would
+# send awf's writes, or its reads, anywhere.
+NO_FOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def temp_name(name: str) -> str:
+    """The name of the temp file a write of `name` goes through."""
+    return f"{name}~{os.getpid()}{TEMP_SUFFIX}"
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether `name` is a temp file of an atomic write, and never a record's name."""
+    return _TEMP_NAME.fullmatch(name) is not None
+
+
+def write_failed(path: Path | str, error: OSError) -> RecordWriteError:
+    """The error a failed write of `path` ends the attempt with."""
+    return RecordWriteError(path, error)
 
 
 # json.dumps makes an encoder at each call when given options; awf writes a line at every stage.
@@ -37,40 +65,80 @@ def ensure_dir(path: Path) -> None:
         try:
             folder.mkdir(mode=DIR_MODE)
         except FileExistsError:
-            pass
+            if not folder.is_dir():
+                raise write_failed(folder, NotADirectoryError(errno.ENOTDIR, "it is a file, not a folder")) from None
+        except OSError as error:
+            raise write_failed(folder, error) from None
 
 
 def fsync_dir(path: Path) -> None:
     """Make renames, creations and unlinks in `path` durable."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | NO_FOLLOW)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as error:
+        raise write_failed(path, error) from None
 
 
-def write_atomic(path: Path, text: str | bytes) -> None:
-    """Replace `path` with `text`: temp file beside it, fsync, rename."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+def write_atomic(path: Path, text: str | bytes, *, sync_dir: bool = False) -> None:
+    """Replace `path` with `text`: temp file beside it, fsync, rename.
+
+    `sync_dir` also makes the rename durable before returning, for a file a line of the log is
+    about to name. A write that fails removes its temp file and raises RecordWriteError.
+    """
+    tmp = path.with_name(temp_name(path.name))
     try:
-        data = text.encode() if isinstance(text, str) else text
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        # O_EXCL: a file or a link already at the temp name is never written through.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW, FILE_MODE)
+    except FileExistsError:
+        _remove(tmp)  # a leftover of this same pid, before a reboot: its content never counted
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW, FILE_MODE)
+        except OSError as error:
+            raise write_failed(path, error) from None
+    except OSError as error:
+        raise write_failed(path, error) from None
+    try:
+        try:
+            _write_all(fd, text.encode() if isinstance(text, str) else text)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as error:
+        _remove(tmp)
+        raise write_failed(path, error) from None
+    if sync_dir:
+        fsync_dir(path.parent)
 
 
-def write_json(path: Path, obj: Any) -> None:
+def _remove(path: Path | str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass  # a temp file left behind is removed by the next attempt
+
+
+def remove_temp_files(folder: Path) -> list[str]:
+    """Remove what writes that never finished left in `folder`; the names removed."""
+    try:
+        names = [name for name in os.listdir(folder) if is_temp_name(name)]
+    except OSError:
+        return []
+    for name in names:
+        _remove(folder / name)
+    return names
+
+
+def write_json(path: Path, obj: Any, *, sync_dir: bool = False) -> None:
     """Write `obj` as indented JSON, atomically, so a person can read and edit it."""
-    write_atomic(path, json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=2) + "\n")
+    write_atomic(path, json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=2) + "\n", sync_dir=sync_dir)
 
 
-def write_json_lines(path: Path, obj: dict[str, Any]) -> None:
+def write_json_lines(path: Path, obj: dict[str, Any], *, sync_dir: bool = False) -> None:
     """Write a dict a key a line, and a list a item a line, each compact, atomically.
 
     For files that grow with the run (out.json lists every stage): as easy to read as indented
@@ -83,7 +151,7 @@ def write_json_lines(path: Path, obj: dict[str, Any]) -> None:
             parts.append(f"  {dumps(key)}: [\n{items}\n  ]")
         else:
             parts.append(f"  {dumps(key)}: {dumps(value)}")
-    write_atomic(path, "{\n" + ",\n".join(parts) + "\n}\n")
+    write_atomic(path, "{\n" + ",\n".join(parts) + "\n}\n", sync_dir=sync_dir)
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -91,7 +159,7 @@ def read_bytes(path: str | Path) -> bytes:
 
     Errors are those of open(): FileNotFoundError, or an OSError naming the file.
     """
-    fd = os.open(path, os.O_RDONLY)
+    fd = os.open(path, os.O_RDONLY | NO_FOLLOW)
     try:
         chunks: list[bytes] = []
         while True:
@@ -110,18 +178,54 @@ def append_line(path: Path, obj: Any, *, sync: bool = True) -> int:
     """Append `obj` as one JSON line; return the offset the line starts at.
 
     `sync=False` is for lines that only report progress: losing one in a crash loses nothing a
-    continue needs.
+    continue needs. A write that fails part-way is cut back off, and raises RecordWriteError.
     """
     data = (dumps(obj) + "\n").encode()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | NO_FOLLOW, FILE_MODE)
+    except OSError as error:
+        raise write_failed(path, error) from None
     try:
         offset = os.lseek(fd, 0, os.SEEK_END)
-        _write_all(fd, data)
-        if sync:
-            os.fsync(fd)
+        _append(fd, path, data, sync)
         return offset
     finally:
         os.close(fd)
+
+
+# Logs whose last append failed and could not be cut back: their next line starts on a fresh line.
+_RAGGED: set[str] = set()
+
+
+def _append(fd: int, path: Path | str, data: bytes, sync: bool) -> None:
+    """Write one line at the end of a log open for appending, leaving the log as it was if that fails.
+
+    A half-written line would be glued to the next one, and both lost to every reader; it is cut
+    off again, or, when the cut fails too, the next append to the file starts a line of its own.
+    """
+    key = os.fspath(path)
+    if key in _RAGGED:
+        size = os.fstat(fd).st_size
+        if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+    written = 0
+    try:
+        view = memoryview(data)
+        while view:
+            count = os.write(fd, view)
+            written += count
+            view = view[count:]
+        if sync:
+            os.fsync(fd)
+    except OSError as error:
+        try:
+            if written:
+                os.ftruncate(fd, os.fstat(fd).st_size - written)
+            _RAGGED.discard(key)
+        except OSError:
+            _RAGGED.add(key)
+        raise write_failed(path, error) from None
+    _RAGGED.discard(key)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -143,8 +247,11 @@ class ProgressLines:
     def append(self, obj: Any) -> None:
         data = (dumps(obj) + "\n").encode()
         if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
-        _write_all(self._fd, data)
+            try:
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | NO_FOLLOW, FILE_MODE)
+            except OSError as error:
+                raise write_failed(self.path, error) from None
+        _append(self._fd, self.path, data, sync=False)
 
     def close(self) -> None:
         if self._fd is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -17,10 +18,22 @@ from typing import Any
 
 from .clock import now_iso, parse_iso
 from .errors import RecordError
-from .files import append_line, ensure_dir, fsync_dir, read_bytes, write_atomic, write_json, write_json_lines
+from .files import (
+    append_line,
+    ensure_dir,
+    fsync_dir,
+    is_temp_name,
+    read_bytes,
+    remove_temp_files,
+    temp_name,
+    write_atomic,
+    write_failed,
+    write_json,
+    write_json_lines,
+)
 from .layout import RunPaths, prepare_root
 from .liveness import is_alive, process_start
-from .log import read_lines, set_torn_tail_aside
+from .log import read_lines, set_torn_tail_aside, unreadable
 from .schemas import FORMAT_VERSION, check
 
 # The record's one entry point for the layers above: what they write and read goes through here.
@@ -68,7 +81,9 @@ def read_json_file(path: Path | str, kind: str) -> dict[str, Any]:
         text = data.decode("utf-8")
     except FileNotFoundError:
         raise
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
+        raise RecordError(path, unreadable(error)) from None
+    except UnicodeDecodeError as error:
         raise RecordError(path, f"cannot be read: {error}") from None
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -282,8 +297,11 @@ def refuse_if_taken(paths: RunPaths, *, locked: bool = True) -> None:
 def create_run(paths: RunPaths, run_fields: dict[str, Any]) -> AttemptClaim:
     """Make a new run's folder and claim it for its first attempt, or refuse.
 
-    A lock on the workflow's folder makes the check of the id and the creation one step, so two
-    new runs on one id (or ids differing in case) cannot both go on.
+    The folder is made under a temp name beside where it goes, claimed, given its `run` line,
+    and renamed into place once that line is on the disk: a crash on the way leaves no folder
+    under the run's id, so the same command starts the run again. A lock on the workflow's
+    folder makes the check of the id and the creation one step, so two new runs on one id (or
+    ids differing in case) cannot both go on.
     """
     from filelock import FileLock
 
@@ -291,23 +309,90 @@ def create_run(paths: RunPaths, run_fields: dict[str, Any]) -> AttemptClaim:
     ensure_dir(paths.workflow_dir)
     with FileLock(str(paths.workflow_dir / ".new-run.lock"), mode=0o600):
         refuse_if_taken(paths)
-        ensure_dir(paths.dir)
-        claim = AttemptClaim(paths)
-        # Before the lock is let go: a new run refused on this id names this attempt and its pid.
-        write_pid(paths, 1)
-        ensure_dir(paths.stages)
-        append_line(paths.log, entry("run", **run_fields))
-        fsync_dir(paths.dir)
-        fsync_dir(paths.workflow_dir)
+        _remove_half_made_runs(paths)
+        making = RunPaths(paths.root, paths.workflow, temp_name(paths.id))
+        try:
+            making.dir.mkdir(mode=0o700)
+        except OSError as error:
+            raise write_failed(making.dir, error) from None
+        claim = AttemptClaim(making)
+        try:
+            # Before the lock is let go: a new run refused on this id names this attempt and its pid.
+            write_pid(making, 1)
+            ensure_dir(making.stages)
+            append_line(making.log, entry("run", **run_fields))
+            fsync_dir(making.dir)
+            try:
+                os.rename(making.dir, paths.dir)
+            except OSError as error:
+                raise write_failed(paths.dir, error) from None
+            fsync_dir(paths.workflow_dir)
+        except BaseException:
+            claim.release()
+            shutil.rmtree(making.dir, ignore_errors=True)
+            raise
+    claim.paths = paths  # the lock is held on the file, which moved with its folder
     return claim
+
+
+def _remove_half_made_runs(paths: RunPaths) -> None:
+    """Remove the temp folders of new runs whose maker is gone: they hold nothing but a `run` line
+    that never became a run. A maker still at work holds its folder's lock."""
+    from filelock import FileLock, Timeout
+
+    try:
+        names = [name for name in os.listdir(paths.workflow_dir) if is_temp_name(name)]
+    except OSError:
+        return
+    for name in names:
+        folder = paths.workflow_dir / name
+        lock = FileLock(str(folder / "attempt.lock"), timeout=0, mode=0o600)
+        try:
+            lock.acquire()
+        except Timeout:
+            continue
+        except OSError:
+            pass  # no lock file: made and never claimed
+        else:
+            lock.release()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def claim_existing(paths: RunPaths) -> AttemptClaim:
-    """Claim a run that exists for a new attempt, or refuse naming the attempt that holds it."""
+    """Claim a run that exists for a new attempt, or refuse naming the attempt that holds it.
+
+    Then clears what a crash can leave: a half line at the end of the log is set aside before
+    anything is appended, temp files of writes that never finished are removed, and so is an
+    `attempt.pid` no live attempt wrote.
+    """
+    refuse_links(paths)
     claim = AttemptClaim(paths)
-    # A half line a crash left at the end of the log is set aside before anything is appended.
-    set_torn_tail_aside(paths.log, entry("torn", note="the end of a line a crash cut short"))
+    try:
+        set_torn_tail_aside(paths.log, entry("torn", note="the end of a line a crash cut short"))
+        for folder in (paths.dir, paths.stages):
+            remove_temp_files(folder)
+        remove_pid(paths)  # the lock is ours, so the attempt that wrote it is over
+    except BaseException:
+        claim.release()
+        raise
     return claim
+
+
+# The files and folders of a run that awf writes; none may be a symbolic link.
+_RECORD_NAMES = ("run.jsonl", "stages", "out.json", "attempt.pid", "attempt.lock")
+
+
+def refuse_links(paths: RunPaths) -> None:
+    """A RecordError for a symbolic link planted where a file or folder of the record goes: awf
+    would read or write through it, anywhere."""
+    for name in _RECORD_NAMES:
+        path = paths.dir / name
+        if path.is_symlink():
+            raise RecordError(
+                path,
+                "is a symbolic link, and awf follows no link in a run's folder",
+                "put the file itself there, or remove the link",
+            )
 
 
 def write_pid(paths: RunPaths, attempt: int) -> dict[str, Any]:
@@ -327,8 +412,8 @@ def remove_pid(paths: RunPaths) -> None:
     """The pid file describes only a live attempt; the log keeps the pid for good."""
     try:
         paths.pid.unlink()
-    except FileNotFoundError:
-        pass
+    except OSError:
+        pass  # gone already; or left, to be removed by the next attempt
 
 
 def read_stage_records(paths: RunPaths) -> dict[str, dict[str, Any] | RecordError]:
@@ -340,7 +425,7 @@ def read_stage_records(paths: RunPaths) -> dict[str, dict[str, Any] | RecordErro
         return records
     folder = os.fspath(paths.stages)  # a string: making a Path for each record costs more than reading it
     for name in names:
-        if not name.endswith(".json") or name.startswith("."):
+        if not name.endswith(".json") or is_temp_name(name):
             continue
         stage = name.removesuffix(".json")
         path = f"{folder}/{name}"
@@ -367,10 +452,11 @@ def _recorded_at(record: dict[str, Any] | RecordError) -> float:
 
 
 def write_stage_record(paths: RunPaths, record: dict[str, Any]) -> None:
-    """The current record first, then the history: a crash between them leaves a current record
-    the log lacks, which a reader can still see, and never the reverse."""
+    """The current record first, durable (its rename synced in stages/), then the history: a
+    crash between them leaves a current record the log lacks, which a reader can still see, and
+    never a `stage` line whose file a power cut took back."""
     check("stage", record, paths.stage(record["stage"]))
-    write_json(paths.stage(record["stage"]), record)
+    write_json(paths.stage(record["stage"]), record, sync_dir=True)
     append_line(paths.log, entry("stage", attempt=record["attempt"], stage=record["stage"], record=record))
 
 
@@ -387,6 +473,8 @@ def invalidate(paths: RunPaths, stages: Iterable[str], attempt: int, start: str)
             gone.append(stage)
         except FileNotFoundError:
             continue
+        except OSError as error:
+            raise write_failed(paths.stage(stage), error) from None
     if gone:
         fsync_dir(paths.stages)
         append_line(paths.log, entry("invalidated", attempt=attempt, stages=gone, start=start))
@@ -407,5 +495,6 @@ def write_report(paths: RunPaths, text: str | None) -> None:
 
 
 def write_out(paths: RunPaths, out: dict[str, Any]) -> None:
+    """out.json, durable before the `attempt-end` line that follows it."""
     check("out", out, paths.out)
-    write_json_lines(paths.out, out)
+    write_json_lines(paths.out, out, sync_dir=True)

@@ -16,6 +16,20 @@ def run_root_for(cwd: Path, run_root: Path | None) -> Path:
     return (run_root if run_root is not None else cwd / RUNS_DIR).absolute()
 
 
+def root_problem(root: Path, given: bool) -> str | None:
+    """What is wrong with a run root that is a file, or lies under one; None when it can be one.
+
+    `given`: the root came from --run-root, so the message names the flag.
+    """
+    where = "--run-root" if given else "the run root"
+    for folder in (root, *root.parents):
+        if folder.exists():
+            if folder.is_dir():
+                return None
+            return f"{where} {root}: {folder} is a file, not a folder; give a folder for the runs"
+    return None
+
+
 def prepare_root(root: Path) -> None:
     """Create the run root; `.awf/runs` gets a `.gitignore` so git never sees the runs."""
     ensure_dir(root)

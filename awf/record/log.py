@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -11,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RecordError
-from .files import append_line
-from .schemas import check
+from .files import NO_FOLLOW, append_line, write_failed
+from .schemas import FORMAT_VERSION, check
 
 
 @dataclass(frozen=True)
@@ -42,22 +43,19 @@ def read_lines(
 ) -> Iterator[Line]:
     """The entries of `path` from byte `start` on (only those of `kinds`, when given).
 
-    A last line with no newline is a write a crash cut short: it is skipped. Any other line that
-    does not parse or fit its schema is an error naming the file and the line. With `kinds`, a
+    A last line with no newline is a write a crash cut short: it is skipped. A line that is not
+    JSON, wherever it is, is a write a crash or a full disk cut short and that could not be cut
+    off: it comes as a `torn` entry of its text (`set_aside`), which every reader passes over as
+    it passes over the torn lines a continue wrote. A JSON line that does not fit its schema is
+    an error naming the file and the line. With `kinds`, a
     line that plainly is of another kind is passed over unread: a history of many attempts is
     read at each one's start, and most of its lines are of no use there. `keep` does the same
-    for the lines (as bytes) it says False of. Given `problems`, a line that does not parse or fit
-    is added to it and passed over, so a reader can show the rest.
+    for the lines (as bytes) it says False of. Given `problems`, a line that does not fit is added
+    to it and passed over, so a reader can show the rest.
     """
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(start)
-            data = handle.read()
-    except FileNotFoundError:
-        raise
-    except OSError as error:
-        raise RecordError(path, f"cannot be read: {error.strerror}") from None
+    data = read_log_bytes(path, start)
     offset = start
+    last_at = ""
     for raw in data.splitlines(keepends=True):
         line_offset = offset
         offset += len(raw)
@@ -74,19 +72,59 @@ def read_lines(
         where = f"the line at byte {line_offset} "
         try:
             entry = json.loads(raw)
-            if validate:
-                check("log-entry", entry, path, where)
-        except (json.JSONDecodeError, UnicodeDecodeError, RecordError) as error:
-            problem = (
-                error
-                if isinstance(error, RecordError)
-                else RecordError(path, f"{where}is not JSON ({error.msg if hasattr(error, 'msg') else error})")
-            )
-            if problems is None:
-                raise problem from None
-            problems.append(problem)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            if kinds is None or "torn" in kinds:
+                yield Line(line_offset, set_aside(raw, last_at))
             continue
+        last_at = entry.get("at", last_at) if isinstance(entry, dict) else last_at
+        if validate:
+            try:
+                check("log-entry", entry, path, where)
+            except RecordError as problem:
+                if problems is None:
+                    raise
+                problems.append(problem)
+                continue
         yield Line(line_offset, entry)
+
+
+def read_log_bytes(path: Path | str, start: int = 0) -> bytes:
+    """The bytes of a log from `start` on; a log that is not a plain file is a RecordError."""
+    try:
+        fd = os.open(path, os.O_RDONLY | NO_FOLLOW)
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        raise RecordError(path, unreadable(error)) from None
+    try:
+        with open(fd, "rb") as handle:
+            handle.seek(start)
+            return handle.read()
+    except OSError as error:
+        raise RecordError(path, unreadable(error)) from None
+
+
+def unreadable(error: OSError) -> str:
+    """Why a file of the record cannot be read, in the words of a person who looks at it."""
+    if error.errno == errno.ELOOP:
+        return (
+            "cannot be read: it is a symbolic link, and awf follows no link in a run's folder; "
+            "put the file itself there"
+        )
+    if error.errno == errno.EISDIR:
+        return "cannot be read: it is a folder, not a file"
+    return f"cannot be read: {error.strerror}"
+
+
+def set_aside(raw: bytes, at: str) -> dict[str, Any]:
+    """The `torn` entry a reader shows for a line that is not JSON (`at`: the line before's)."""
+    return {
+        "version": FORMAT_VERSION,
+        "kind": "torn",
+        "at": at,
+        "note": "a line that is not JSON, passed over: a write a crash or a full disk cut short",
+        "text": raw.decode("utf-8", "replace").rstrip("\n"),
+    }
 
 
 def read_entries(path: Path) -> list[dict[str, Any]]:
@@ -101,22 +139,31 @@ def set_torn_tail_aside(path: Path, torn_entry: dict[str, Any]) -> bool:
     so the next append starts on a line of its own.
     """
     try:
-        size = path.stat().st_size
+        fd = os.open(path, os.O_RDWR | NO_FOLLOW)
     except FileNotFoundError:
         return False
-    if size == 0:
-        return False
-    with open(path, "rb+") as handle:
-        handle.seek(max(0, size - 65536))
-        tail = handle.read()
-        if tail.endswith(b"\n"):
-            return False
-        cut = tail.rfind(b"\n")
-        torn_start = size - len(tail) + cut + 1
-        handle.seek(torn_start)
-        torn = handle.read()
-        handle.truncate(torn_start)
-        handle.flush()
-        os.fsync(handle.fileno())
+    except OSError as error:
+        raise RecordError(path, unreadable(error)) from None
+    try:
+        with open(fd, "rb+") as handle:
+            size = os.fstat(fd).st_size
+            if size == 0:
+                return False
+            handle.seek(max(0, size - 65536))
+            tail = handle.read()
+            if tail.endswith(b"\n"):
+                return False
+            cut = tail.rfind(b"\n")
+            torn_start = size - len(tail) + cut + 1
+            handle.seek(torn_start)
+            torn = handle.read()
+            try:
+                handle.truncate(torn_start)
+                handle.flush()
+                os.fsync(handle.fileno())
+            except OSError as error:
+                raise write_failed(path, error) from None
+    except OSError as error:
+        raise RecordError(path, unreadable(error)) from None
     append_line(path, {**torn_entry, "text": torn.decode("utf-8", "replace")})
     return True

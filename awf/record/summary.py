@@ -21,8 +21,10 @@ from typing import Any
 from . import waiting
 from .costs import add_up, turn_costs
 from .errors import RecordError
+from .files import NO_FOLLOW, is_temp_name
 from .layout import RunPaths
 from .liveness import is_alive
+from .log import unreadable
 
 # A key and its value as json.dumps and jq write them: `"kind": "turn"` or `"kind":"turn"`.
 _KIND_AT = {
@@ -96,7 +98,10 @@ def run_folders(root: Path, workflow: str | None = None) -> Iterator[RunPaths]:
         return
     for name in workflows:
         try:
-            ids = sorted(entry.name for entry in os.scandir(root / name) if entry.is_dir())
+            # A run being made is a temp folder until its first line is durable: not a run yet.
+            ids = sorted(
+                entry.name for entry in os.scandir(root / name) if entry.is_dir() and not is_temp_name(entry.name)
+            )
         except (FileNotFoundError, NotADirectoryError):
             continue
         for run_id in ids:
@@ -112,13 +117,13 @@ def summarize(paths: RunPaths) -> RunSummary | None:
     folder = os.path.join(str(paths.root), paths.workflow, paths.id)
     log = os.path.join(folder, "run.jsonl")
     try:
-        with open(log, "rb") as handle:
+        with open(os.open(log, os.O_RDONLY | NO_FOLLOW), "rb") as handle:
             moved = os.fstat(handle.fileno()).st_mtime
             data = handle.read()
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise RecordError(log, f"cannot be read: {error.strerror}") from None
+        raise RecordError(log, unreadable(error)) from None
     data = data[: data.rfind(b"\n") + 1]  # a last line with no newline is a write a crash cut short
     reader = _Lines(log, data)
     first = reader.line_at(0) if data else None
@@ -168,14 +173,15 @@ class _Lines:
         self.path = path
         self.data = data
 
-    def line_at(self, offset: int) -> dict[str, Any]:
+    def line_at(self, offset: int) -> dict[str, Any] | None:
+        """The entry at `offset`; None for a line that is not JSON, which every reader of the log
+        passes over (see log.read_lines)."""
         end = self.data.find(b"\n", offset)
         raw = self.data[offset : end if end >= 0 else len(self.data)]
         try:
             entry = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            problem = getattr(error, "msg", str(error))
-            raise RecordError(self.path, f"the line at byte {offset} is not JSON ({problem})") from None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return None
         if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
             raise RecordError(self.path, f"the line at byte {offset} is not an entry of the log (no 'kind')")
         return entry
@@ -187,7 +193,7 @@ class _Lines:
         for match in _KIND_AT[kind].finditer(self.data, after):
             offset = self._start_of_line(match.start())
             entry = self.line_at(offset)
-            if entry["kind"] == kind:
+            if entry is not None and entry["kind"] == kind:
                 yield offset, entry
 
     def first(self, kind: str, *, after: int = 0, attempt: int | None = None) -> tuple[int, dict[str, Any] | None]:
@@ -206,7 +212,7 @@ class _Lines:
             for match in reversed(list(pattern.finditer(self.data, block_start, end))):
                 offset = self._start_of_line(match.start())
                 entry = self.line_at(offset)
-                if entry["kind"] == kind:
+                if entry is not None and entry["kind"] == kind:
                     return offset, entry
             end = block_start
         return -1, None
