@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,3 +107,25 @@ def finish(process: subprocess.Popen[str], timeout: float = 30) -> Result:
 
 def send(process: subprocess.Popen[str], number: int = signal.SIGINT) -> None:
     os.kill(process.pid, number)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    cache = getattr(session.config, "cache", None)
+    if not hasattr(session.config, "workerinput") and cache is not None:
+        shutil.rmtree(cache.mkdir("awf-faults"), ignore_errors=True)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """The fault suite's figures, as docs/durability.md quotes them."""
+    cache = getattr(config, "cache", None)
+    if cache is None:
+        return
+    folder = cache.mkdir("awf-faults")
+    totals: dict[str, Counter[str]] = {}
+    for file in sorted(folder.glob("*.json")):
+        figures = json.loads(file.read_text())
+        totals.setdefault(figures.pop("kind"), Counter()).update(figures)
+    for kind, tally in totals.items():
+        tried = sum(tally.values())
+        detail = ", ".join(f"{count} {how}" for how, count in sorted(tally.items()))
+        terminalreporter.write_line(f"{kind}: {tried} tried, {tried} survived ({detail})")

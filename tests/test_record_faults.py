@@ -148,7 +148,8 @@ def test_a_stage_named_dot_x_is_reused_and_the_leftovers_of_a_crash_are_removed(
     left = [stages / "b.json~4000000.awf-tmp", run_dir(counted) / "out.json~4000000.awf-tmp"]
     for file in left:
         file.write_text("{half")
-    (run_dir(counted) / "attempt.pid").write_text('{"version": 1}')  # an attempt's, after it ended
+    pid = {"version": 1, "attempt": 1, "pid": 4000000, "process_start": None, "host": "gone"}
+    (run_dir(counted) / "attempt.pid").write_text(json.dumps(pid))  # left by an attempt that ended
     assert counted.awf("runs", "counted/r").code == 0
     again = counted.awf("run", "counted.py", "--id", "r", "--continue")
     assert again.code == 0, again.stderr

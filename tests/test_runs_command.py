@@ -227,7 +227,10 @@ def test_one_run_with_a_damaged_line_an_unreadable_file_exits_3_and_shows_the_re
     log = folder / "run.jsonl"
     lines = log.read_text().splitlines(keepends=True)
     damaged = next(i for i, line in enumerate(lines) if '"kind": "log"' in line)
-    lines[damaged] = "not a line of the log\n"
+    # JSON that does not fit (a line that is not JSON at all is passed over as torn).
+    lines.insert(
+        damaged, '{"version": 1, "kind": "stage-start", "at": "2026-01-01T00:00:00+00:00", "attempt": "one"}\n'
+    )
     log.write_text("".join(lines))
     (folder / "out.json").unlink()
     (folder / "out.json").mkdir()  # a file even root cannot read as a file

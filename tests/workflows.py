@@ -74,3 +74,28 @@ async def counted(wf):
     c = await wf.stage("c", lambda: work(wf, "c"), result=STRING)
     return [x, b, c]
 """
+
+# A stage whose work blocks the event loop: time.sleep, with no await. block-next marks whether
+# the stage after it was ever entered.
+BLOCKING = """
+import time
+from pathlib import Path
+
+import awf
+
+
+async def block():
+    Path("in-block").touch()
+    time.sleep(float(Path("seconds").read_text()))
+    return "done"
+
+
+async def after():
+    Path("entered-next").touch()
+
+
+@awf.workflow(name="blocking", description="A stage that blocks.", version="1.0.0")
+async def blocking(wf):
+    await wf.stage("block", block, result={"type": "string"})
+    await wf.stage("next", after)
+"""

@@ -24,7 +24,7 @@ from ..record.liveness import process_start
 from ..record.names import id_problem, stage_name_problem
 from . import attempt_agents, attempt_sandbox, budget, outcomes
 from . import from_stage as from_stage_rules
-from .context import AttemptState, Context, stage_of
+from .context import AttemptState, Context, in_stage_work, stage_of
 from .durations import format_duration
 from .errors import MissingPackage, Park, PlanStop, Refusal, StageValueError, Stop, WorkflowError
 from .frames import user_traceback
@@ -36,7 +36,7 @@ from .report import StageEntered, Written, write_report
 from .request import RunRequest
 from .schema import json_problem
 from .schema_text import type_text
-from .signals import NAMES, Interruptions, watch_deadline
+from .signals import NAMES, Guard, Interruptions
 from .workflow import Workflow
 
 if TYPE_CHECKING:
@@ -832,30 +832,40 @@ def _drive(
         task = loop.create_task(workflow.run(context, **args))
 
         def cancel(reason: str) -> None:
+            guard.taken()
             if not task.done():
-                state.cancel_reason = reason
                 task.cancel(reason)
+
+        def ask(reason: str) -> None:
+            # Said at once, from a signal handler or the guard's thread, so no stage is entered
+            # after it even while the loop is blocked; the loop cancels the task when it can.
+            if state.cancel_reason is None:
+                state.cancel_reason = reason
+            guard.asked(state.cancel_reason)
+            loop.call_soon_threadsafe(cancel, state.cancel_reason)
 
         def on_signal(number: int) -> None:
             result.signal = number
-            loop.call_soon_threadsafe(cancel, f"cancelled by {NAMES.get(signal.Signals(number), number)}")
+            ask(f"cancelled by {NAMES.get(signal.Signals(number), number)}")
 
         def on_deadline() -> None:
+            if task.done() or result.signal:
+                return
             result.timed_out = state.timed_out = True
             # As the user gave it, and the time of day it came: sleep counts against a deadline.
             at = datetime.fromtimestamp(deadline or 0).strftime("%H:%M:%S")
-            cancel(f"timed out: --timeout {timeout_said} passed (at {at})")
+            ask(f"timed out: --timeout {timeout_said} passed (at {at})")
 
+        guard = Guard(deadline, on_deadline, in_stage_work)
         interruptions = result.interruptions = Interruptions(on_signal)
         interruptions.install()
-        watcher = loop.create_task(watch_deadline(deadline, on_deadline)) if deadline else None
+        guard.start()
         try:
             result.value = await task
         except BaseException as error:  # every way the workflow can end is an ending
             result.error = error
         finally:
-            if watcher:
-                watcher.cancel()
+            guard.stop()
             interruptions.ending = True
 
     asyncio.run(main())

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 from ..record import folder
@@ -248,6 +250,10 @@ class Context:
         schema = load_schema(result, state.schema_base, f"stage {name}") if result is not None else None
         if state.look_ahead is not None:
             return state.look_ahead.enter(name, schema, state.plan)
+        if state.cancel_reason is not None:
+            # A signal or the deadline came while code between stages ran without awaiting: no
+            # stage is entered after it.
+            raise asyncio.CancelledError(state.cancel_reason)
         decision = state.plan.enter(name, schema)
         state.last_stage = name
         if isinstance(decision, Halt):
@@ -375,6 +381,12 @@ class Context:
             raise
         finally:
             state.current_stage = None
+        if state.cancel_reason is not None:
+            # The work returned after a signal or the deadline (a call that could not be cut
+            # short): it did not finish in time, so it is recorded failed, as a cancelled one is.
+            state.cancelled_in = name
+            self._finish(name, "failed", started_at, schema=schema, reason=state.cancel_reason)
+            raise asyncio.CancelledError(state.cancel_reason)
         dropped = state.pending_stop
         if dropped is not None:
             state.pending_stop = None
@@ -473,3 +485,24 @@ def _summary_text(summary: Callable[[Any], Any] | None, value: Any) -> str | Non
     except Exception as error:  # a summary is only a line in the view; it must not lose the work
         return f"(summary failed: {type(error).__name__}: {error})"
     return None if text is None else str(text)
+
+
+_AWF = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def in_stage_work(frame: FrameType | None) -> bool:
+    """Whether `frame` is running a stage's work: code of the workflow's own (or what it called)
+    under the frame of Context._run, with no frame of awf's between. Only there may a stage be
+    cut short by raising into it; awf's own code, writing a record, never is."""
+    if frame is None or frame.f_code.co_filename.startswith(_AWF):
+        return False
+    while frame is not None:
+        if frame.f_code is _RUN_CODE:
+            return True
+        if frame.f_code.co_filename.startswith(_AWF):
+            return False
+        frame = frame.f_back
+    return False
+
+
+_RUN_CODE = Context._run.__code__
