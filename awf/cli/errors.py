@@ -48,7 +48,7 @@ KINDS = {ExitCode.NO_SUCH_RUN: "no-such-run", ExitCode.USAGE: "refused", ExitCod
 def classify(error: BaseException) -> tuple[str, ExitCode, str, str | None]:
     """The kind, exit code, message and detail of an error any command may raise."""
     from ..engine.errors import LoadError, Refusal
-    from ..record.errors import RecordError
+    from ..record.errors import RecordError, RecordWriteError
 
     if isinstance(error, CommandError):
         return error.kind, error.code, str(error), error.detail
@@ -58,6 +58,10 @@ def classify(error: BaseException) -> tuple[str, ExitCode, str, str | None]:
         return "workflow-file", ExitCode(error.exit_code), str(error), error.detail
     if isinstance(error, RecordError):
         return "unreadable", ExitCode.UNREADABLE, f"the run's record cannot be read: {error}", None
+    if isinstance(error, RecordWriteError):
+        # Before the workflow ran: nothing ran, and the same command goes on once the disk takes writes.
+        message = f"{error}\n  nothing ran; free the space or fix the folder, then run the same command again"
+        return "write-failed", ExitCode.FAILED, message, None
     raise error
 
 
@@ -77,6 +81,6 @@ def report(error: BaseException, *, json_out: bool) -> int:
 def handled() -> tuple[type[BaseException], ...]:
     """The errors `report` knows."""
     from ..engine.errors import LoadError, Refusal
-    from ..record.errors import RecordError
+    from ..record.errors import RecordError, RecordWriteError
 
-    return (CommandError, Refusal, LoadError, RecordError)
+    return (CommandError, Refusal, LoadError, RecordError, RecordWriteError)
