@@ -105,7 +105,8 @@ def _unsettled(log: Path, attempt: int) -> list[_Turn]:
         number = entry.get("attempt")
         if not isinstance(number, int) or number >= attempt:
             continue
-        key = (number, str(entry.get("agent")), entry.get("turn") if isinstance(entry.get("turn"), int) else 0)
+        turn_number = entry.get("turn")
+        key = (number, str(entry.get("agent")), turn_number if isinstance(turn_number, int) else 0)
         kind = line.kind
         if kind == "turn-start":
             for earlier in reversed(order):  # this agent's turn before it ended where this one began
@@ -155,7 +156,8 @@ def _read(harness: Harness, turn: _Turn, env: Mapping[str, str]) -> dict[str, An
     path = Path(recorded) if isinstance(recorded, str) and recorded else None
     if path is None and isinstance(where.get("session"), str):
         path = harness.session_file(_session_named(where["session"], turn.start), env)
-    start = where.get("session_offset") if isinstance(where.get("session_offset"), int) else 0
+    offset = where.get("session_offset")
+    start = offset if isinstance(offset, int) else 0
     if path is None:
         return _unknown(f"the file of {harness.name} session {where.get('session')} cannot be found")
     try:

@@ -44,7 +44,8 @@ class RunDetail:
 
     @property
     def cost(self) -> float | None:
-        return self.total.as_json()["cost"]
+        cost = self.total.as_json()["cost"]
+        return None if cost is None else float(cost)
 
     def attempt_total(self, number: int) -> CostSum:
         return add_up(turn for turn in self.turn_costs if turn.attempt == number)
