@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import continuing, machine, memory, output, scale, stage_overhead, startup
+from . import continuing, machine, memory, output, scale, serving, stage_overhead, startup
 from .harness import Figure, render
 from .session import Config, Session
 
@@ -26,6 +26,7 @@ def families() -> list[tuple[str, Family]]:
         ("output", output.figures),
         ("scale", scale.figures),
         ("reading", reading_figures),
+        ("serve", serving.figures),
     ]
 
 

@@ -51,7 +51,7 @@ class Figure:
     family: str
     label: str
     samples: list[float] = field(default_factory=list)
-    unit: str = "s"  # "s", "bytes", or "×" for a ratio taken round by round
+    unit: str = "s"  # "s", "bytes", "×" for a ratio taken round by round, or "n" for a count
     baseline: str | None = None
     goal: Goal | None = None
     skipped: str | None = None  # why there is no measurement (a peer not installed, a command not built)
@@ -80,6 +80,8 @@ def show(value: float, unit: str) -> str:
         return f"{value / MB:.1f} MB"
     if unit == "×":
         return f"{value:.2f}×"
+    if unit == "n":  # a count, or a count per thing
+        return f"{value:.2f}".rstrip("0").rstrip(".")
     magnitude = abs(value)
     if magnitude >= 1:
         return f"{value:.2f} s"

@@ -16,7 +16,7 @@ from bench import peers, stage_overhead  # noqa: E402
 from bench.harness import Figure, Goal, render  # noqa: E402
 from bench.session import Config, Session  # noqa: E402
 
-FAMILIES = ["start-up", "stage overhead", "continue", "memory", "output", "scale"]
+FAMILIES = ["start-up", "stage overhead", "continue", "memory", "output", "scale", "serve"]
 
 
 def test_every_benchmark_runs_to_its_table(tmp_path: Path) -> None:
