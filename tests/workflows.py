@@ -52,6 +52,7 @@ async def three(wf):
 # Three stages whose work appends its name to ran.txt, so a test can count how often each ran;
 # b stops while stop-b exists. The first stage is named ".x": legal, and easy to take for a temp file.
 COUNTED = """
+import asyncio
 from pathlib import Path
 
 import awf
@@ -64,6 +65,8 @@ async def work(wf, stage):
         side.write(stage + "\\n")
     if stage == "b" and Path("stop-b").exists():
         wf.stop("b waits for stop-b to go")
+    while stage == "b" and Path("hold-b").exists():
+        await asyncio.sleep(0.05)
     return f"{stage} by attempt {wf.attempt}"
 
 
