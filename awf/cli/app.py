@@ -163,6 +163,21 @@ def run(
         bool,
         typer.Option("--ignore-leftovers", help="Continue beside the agents a crashed attempt left running."),
     ] = False,
+    on: Annotated[
+        str | None,
+        typer.Option("--on", metavar="PLACE", help="Place the attempt on a cluster: ray (docs/cluster.md)."),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray-address", metavar="ADDR", help="The Ray cluster, with --on ray (else RAY_ADDRESS)."),
+    ] = None,
+    ray_resources: Annotated[
+        str | None,
+        typer.Option("--ray-resources", metavar="JSON", help="Resources the attempt holds, with --on ray."),
+    ] = None,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="With --on ray: follow the attempt to its ending and exit with its code.")
+    ] = False,
 ) -> int:
     """Start a run of a workflow, or continue one.
 
@@ -187,6 +202,10 @@ def run(
         color=not no_color,
         end_leftovers=end_leftovers,
         ignore_leftovers=ignore_leftovers,
+        on=on,
+        ray_address=ray_address,
+        ray_resources=ray_resources,
+        wait=wait,
     )
 
 
@@ -306,6 +325,18 @@ def watch(
     from .watch_command import watch_command
 
     return watch_command(target=target, color=not no_color, cwd=cwd, run_root=run_root)
+
+
+@app.command()
+def cancel(
+    target: Annotated[str, typer.Argument(metavar="WORKFLOW/ID", help="The run.")],
+    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
+    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
+) -> int:
+    """End a run's live attempt, here or on a cluster's node; it ends cancelled, and a continue goes on."""
+    from .cancel_command import cancel_command
+
+    return cancel_command(target=target, cwd=cwd, run_root=run_root)
 
 
 @app.command()

@@ -33,6 +33,10 @@ def run_command(
     sandbox: str | None = None,
     end_leftovers: bool = False,
     ignore_leftovers: bool = False,
+    on: str | None = None,
+    ray_address: str | None = None,
+    ray_resources: str | None = None,
+    wait: bool = False,
 ) -> int:
     if end_leftovers and ignore_leftovers:
         raise Refusal("--end-leftovers and --ignore-leftovers contradict each other: give one")
@@ -66,6 +70,19 @@ def run_command(
         request.max_cost_text = max_cost
     if values is not None and from_stage is None:
         raise Refusal("--values goes only with --from-stage: name the stage the run starts at")
+    if on is not None and on != "ray":
+        raise Refusal(f"--on {on}: awf places attempts on ray, or here when --on is left out")
+    if on is None and (ray_address or ray_resources or wait):
+        given = ", ".join(
+            flag
+            for flag, set_ in [("--ray-address", ray_address), ("--ray-resources", ray_resources), ("--wait", wait)]
+            if set_
+        )
+        raise Refusal(f"{given} go only with --on ray")
+    if on == "ray":
+        from .on_ray_command import run_on_ray
+
+        return run_on_ray(request, address=ray_address, resources=ray_resources, wait=wait, json_out=json_out)
     reporter = choose_view(color)
     ending = run_attempt(request, reporter)
     if isinstance(ending, Preview):

@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import signal
+import socket
 import stat
 import sys
 import time
@@ -30,6 +31,7 @@ from .errors import MissingPackage, Park, PlanStop, Refusal, StageValueError, St
 from .frames import user_traceback
 from .loader import load_workflow
 from .observer import Observer, Silent
+from .placement import placed_on
 from .plan import RedoMark, StagePlan
 from .report import Ending as ReportEnding
 from .report import StageEntered, Written, write_report
@@ -169,6 +171,26 @@ def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
             from . import wakes
 
             wakes.after_attempt(claimed.paths)
+
+
+def prepare_elsewhere(request: RunRequest) -> tuple[RunPaths, Path]:
+    """Ready the run for an attempt that another process will make, maybe on another machine:
+    a new run is made (its `run` line, no attempt yet), a continue is checked as it would be here.
+
+    Returns the run's paths and the folder it works in; holds no claim once it returns. Raises
+    Refusal as an attempt here would, before anything is placed.
+    """
+    workflow = request.workflow or load_workflow(request.target)
+    cwd = _cwd(request)
+    root = run_root_for(cwd, request.run_root)
+    if request.values_file is not None:
+        _read_values(request.values_file)  # a values file that cannot be used is refused here, not on a node
+    if request.resume:
+        claimed = _claim_continue(request, workflow, root, cwd)
+    else:
+        claimed = _create(_new_identity(request, workflow, root, cwd), request, workflow)
+    claimed.claim.release()
+    return claimed.paths, claimed.cwd
 
 
 @dataclass
@@ -590,6 +612,8 @@ def _run_claimed(
                 attempt=claimed.attempt,
                 pid=os.getpid(),
                 process_start=process_start(os.getpid()),
+                host=socket.gethostname(),
+                **placed_on(),
                 file=str(Path(request.target).absolute()),
                 workflow_version=workflow.version,
                 flags={

@@ -173,6 +173,8 @@ def attempt_json(attempt: Attempt, cost: CostSum | None = None) -> dict[str, Any
         "file": attempt.start.get("file"),
         "cost": cost.as_json()["cost"] if cost else None,
         "cost_unknown": cost.unknown if cost else 0,
+        "host": attempt.start.get("host"),
+        "placed": attempt.start.get("placed"),
     }
 
 

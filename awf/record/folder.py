@@ -107,6 +107,7 @@ class Attempt:
     stages_started: list[str] = field(default_factory=list)
     stages_recorded: list[str] = field(default_factory=list)
     start_point: dict[str, Any] | None = None
+    lock: Path | None = None  # the run's attempt lock: it tells a live attempt on another machine
 
     @property
     def pid(self) -> int:
@@ -117,7 +118,7 @@ class Attempt:
         return self.start.get("flags") or {}
 
     def is_live(self) -> bool:
-        return self.end is None and is_alive(self.pid, self.start.get("process_start"))
+        return self.end is None and is_alive(self.pid, self.start.get("process_start"), self.lock)
 
     @property
     def status(self) -> str:
@@ -139,6 +140,7 @@ class History:
 
     run: dict[str, Any]
     attempts: list[Attempt]
+    queued: dict[str, Any] | None = None  # an attempt placed on a scheduler that has not started
 
     @property
     def last(self) -> Attempt | None:
@@ -146,11 +148,16 @@ class History:
 
     @property
     def status(self) -> str:
-        return self.last.status if self.last else "interrupted"
+        status = self.last.status if self.last else "interrupted"
+        if self.queued is not None and status != "running":
+            return "queued"
+        return status
 
 
 # What read_history makes of the log; the other kinds (turns, logs, reuse, events) it skips unread.
-HISTORY_KINDS = frozenset({"run", "attempt-start", "attempt-end", "stage-start", "stage", "start-point"})
+HISTORY_KINDS = frozenset(
+    {"run", "attempt-start", "attempt-end", "stage-start", "stage", "start-point", "queued", "unqueued"}
+)
 # The head of a stage's lines as awf writes them, to tell their attempt without reading them.
 _STAGE_LINE = re.compile(rb'\{"version": \d+, "kind": "stage(?:-start)?", "at": "[^"]*", "attempt": (\d+),')
 
@@ -179,13 +186,20 @@ def read_history(paths: RunPaths, *, ended_stages: bool = True, problems: list[R
         keep = of_open_attempt
     run: dict[str, Any] | None = None
     attempts: dict[int, Attempt] = {}
+    queued: dict[str, Any] | None = None
     for line in read_lines(paths.log, kinds=HISTORY_KINDS, keep=keep, problems=problems):
         item = line.entry
         kind = item["kind"]
         if kind == "run":
             run = item
+        elif kind == "queued":
+            queued = item
+        elif kind == "unqueued":
+            queued = None if queued is not None and queued.get("token") == item.get("token") else queued
         elif kind == "attempt-start":
-            attempts[item["attempt"]] = Attempt(item["attempt"], item)
+            attempts[item["attempt"]] = Attempt(item["attempt"], item, lock=paths.lock)
+            if queued is not None and (item.get("placed") or {}).get("token") == queued.get("token"):
+                queued = None  # the placed attempt began
         elif item.get("attempt") in attempts:
             attempt = attempts[item["attempt"]]
             if kind == "attempt-end":
@@ -198,7 +212,7 @@ def read_history(paths: RunPaths, *, ended_stages: bool = True, problems: list[R
                 attempt.start_point = item
     if run is None:
         raise RecordError(paths.log, "has no 'run' line: it is not the log of a run")
-    return History(run, [attempts[n] for n in sorted(attempts)])
+    return History(run, [attempts[n] for n in sorted(attempts)], queued)
 
 
 class AttemptClaim:

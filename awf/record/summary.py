@@ -39,10 +39,12 @@ _KIND_AT = {
         "agent",
         "take",
         "race",
+        "queued",
+        "unqueued",
     )
 }
 
-STATUSES = ("running", "completed", "parked", "stopped", "failed", "timed-out", "cancelled", "interrupted")
+STATUSES = ("queued", "running", "completed", "parked", "stopped", "failed", "timed-out", "cancelled", "interrupted")
 
 
 @dataclass
@@ -130,6 +132,7 @@ def summarize(paths: RunPaths) -> RunSummary | None:
     if first is None or first.get("kind") != "run":
         raise RecordError(log, "does not start with a 'run' line: it is not the log of a run")
     start_at, start = reader.last("attempt-start")
+    queued_at, queued = reader.last("queued", after=max(start_at, 0))
     summary = RunSummary(
         workflow=_text(first, "workflow", log),
         id=_text(first, "id", log),
@@ -145,25 +148,37 @@ def summarize(paths: RunPaths) -> RunSummary | None:
     if "events" in first:
         taken = waiting.taken_ids(entry for kind in ("take", "race") for _, entry in reader._matches(kind))
         summary.queued = waiting.queued(paths, taken)
+    if queued is not None:
+        _, withdrawn = reader.last("unqueued", after=queued_at)
+        if withdrawn is not None and withdrawn.get("token") == queued.get("token"):
+            queued = None
+    _read_attempt(summary, reader, start_at, start, log)
+    if queued is not None and summary.status != "running":
+        summary.status = "queued"  # an attempt placed on a scheduler waits for a node
+    elif summary.status == "interrupted" and start is not None and "events" in first:
+        ended = {entry.get("attempt") for _, entry in reader._matches("attempt-end")}
+        in_a_row = next((n for n in range(summary.attempts) if summary.attempts - n in ended), summary.attempts)
+        summary.crash_looping = waiting.crash_looping(in_a_row)
+    return summary
+
+
+def _read_attempt(summary: RunSummary, reader: _Lines, start_at: int, start: dict[str, Any] | None, log: str) -> None:
+    """The status and stage of the run's last attempt (interrupted when it has none)."""
     if start is None:
-        return summary  # created, and crashed before its first attempt began
+        return  # created, and crashed before its first attempt began (or one is queued)
+    folder = str(summary.dir)
     summary.attempts = _number(start, "attempt", log)
     _, end = reader.first("attempt-end", after=start_at, attempt=summary.attempts)
     if end is not None:
         summary.status = _text(end, "outcome", log)
         summary.stage = end.get("stage") or end.get("after")
         summary.waiting = end.get("waits")
-        return summary
+        return
     _, entered = reader.last("stage-start", after=start_at)
     summary.stage = entered.get("stage") if entered else None
     pid = _number(start, "pid", log)
-    if is_alive(pid, start.get("process_start")):
+    if is_alive(pid, start.get("process_start"), os.path.join(folder, "attempt.lock")):
         summary.status, summary.pid, summary.process_start = "running", pid, start.get("process_start")
-    elif "events" in first:
-        ended = {entry.get("attempt") for _, entry in reader._matches("attempt-end")}
-        in_a_row = next((n for n in range(summary.attempts) if summary.attempts - n in ended), summary.attempts)
-        summary.crash_looping = waiting.crash_looping(in_a_row)
-    return summary
 
 
 class _Lines:

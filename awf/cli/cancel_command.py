@@ -1,0 +1,57 @@
+"""`awf cancel WORKFLOW/ID`: end a run's live attempt, on this machine or a node of a cluster.
+
+The attempt ends cancelled, as after Ctrl-C: its open stage is recorded failed and a continue
+redoes it. An attempt on this machine gets SIGTERM; one on another node is asked through a
+`cancel` line in run.jsonl, which the task that placed it passes on as SIGTERM. An attempt still
+queued on a scheduler is withdrawn and never starts.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+from pathlib import Path
+
+from ..record import folder
+from ..record.liveness import this_boot
+from . import output
+from .errors import CommandError, ExitCode
+from .run_target import Where, find_run
+
+
+def cancel_command(*, target: str, cwd: Path | None, run_root: Path | None) -> int:
+    paths = find_run(target, Where.of(cwd, run_root))
+    history = folder.read_history(paths)
+    here = socket.gethostname()
+    if history.queued is not None:
+        folder.append_line(
+            paths.log,
+            folder.entry("unqueued", token=history.queued["token"], reason=f"withdrawn by awf cancel on {here}"),
+        )
+        output.error_line(f"withdrew the queued attempt of {paths.name}: it will not start")
+        return int(ExitCode.READ_OK)
+    last = history.last
+    if last is None or not last.is_live():
+        raise CommandError(
+            f"run {paths.name} has no attempt running (it is {history.status}); there is nothing to cancel",
+            ExitCode.NO_SUCH_RUN,
+            kind="not-running",
+        )
+    host = last.start.get("host") or "?"
+    start = last.start.get("process_start") or ""
+    local = start.startswith(this_boot() + ":") or not start
+    # On another machine the task that placed the attempt passes the request on; here it is sent
+    # now, and only once: a second SIGTERM would end the attempt at once, with no ending.
+    folder.append_line(paths.log, folder.entry("cancel", attempt=last.number, pid=last.pid, by=here, sent=local))
+    if local:
+        try:
+            os.kill(last.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass  # it ended as it was asked
+        output.error_line(f"sent SIGTERM to attempt {last.number} of {paths.name} (pid {last.pid}); it ends cancelled")
+    else:
+        output.error_line(
+            f"asked attempt {last.number} of {paths.name} (pid {last.pid} on {host}) to end; it ends cancelled"
+        )
+    return int(ExitCode.READ_OK)

@@ -1,0 +1,27 @@
+"""Where an attempt was placed: what a scheduler that started it tells it, for its `attempt-start` line.
+
+An attempt placed on a Ray cluster is an ordinary `awf run` process; the task that starts it
+names the node in the environment, and the attempt records it beside the host it runs on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+PLACED_ENV = "AWF_PLACED_ON"
+
+
+def placed_on() -> dict[str, Any]:
+    """The `placed` field of the attempt-start line, or nothing when no scheduler placed it."""
+    given = os.environ.get(PLACED_ENV)
+    if not given:
+        return {}
+    try:
+        placed = json.loads(given)
+    except json.JSONDecodeError:
+        return {}
+    if not isinstance(placed, dict) or placed.get("on") != "ray":
+        return {}
+    return {"placed": {"on": "ray", "node": placed.get("node"), "token": placed.get("token")}}
