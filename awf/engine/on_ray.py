@@ -198,6 +198,12 @@ def _attempt_command(request: RunRequest, paths: RunPaths) -> list[str]:
         words += ["--values", str(request.values_file.absolute())]
     if request.timeout_text:
         words += ["--timeout", request.timeout_text]
+    if request.max_cost_text:
+        words += ["--max-cost", request.max_cost_text]
+    if request.end_leftovers:
+        words.append("--end-leftovers")
+    if request.ignore_leftovers:
+        words.append("--ignore-leftovers")
     return words
 
 
