@@ -333,7 +333,10 @@ def cancel(
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
     run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
 ) -> int:
-    """End a run's live attempt, here or on a cluster's node; it ends cancelled, and a continue goes on."""
+    """End a run's live attempt, wherever it runs.
+
+    It ends cancelled, as after Ctrl-C, and a continue goes on; a queued attempt never starts.
+    """
     from .cancel_command import cancel_command
 
     return cancel_command(target=target, cwd=cwd, run_root=run_root)
