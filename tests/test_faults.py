@@ -136,7 +136,7 @@ class Suite:
                 read = awf(argv, self.work, project.env)
                 assert read.code == 0 and no_traceback(read), f"{where}: awf {' '.join(argv)}\n{read.stderr}"
             assert not fits_its_schemas(run_dir), f"{where}: {fits_its_schemas(run_dir)}"
-        self.go_on(where)
+        self.go_on(where, reached=any(entry.get("kind") == "start-point" for entry in crash_lines))
         ran = counts(project) - self.before
         assert all(ran[stage] <= 2 for stage in STAGES), f"{where}: {ran}"
         assert sum(1 for stage in STAGES if ran[stage] == 2) <= 1, f"{where}: more than one stage ran twice: {ran}"
@@ -145,14 +145,17 @@ class Suite:
         assert not fits_its_schemas(run_dir), f"{where}: {fits_its_schemas(run_dir)}"
         return how
 
-    def go_on(self, where: str) -> None:
-        """The same command for a run that is not there, else one continue, completes."""
+    def go_on(self, where: str, reached: bool) -> None:
+        """The same command for a run that is not there, else one continue, completes.
+
+        `reached`: the faulted attempt got to its start point, so its --values are recorded.
+        """
         project = self.project
         if not (project.run_dir("counted", "r") / "run.jsonl").exists():
             argv = self.argv
         elif status(project) == "completed":
             return
-        elif self.scenario == "values":
+        elif self.scenario == "values" and not reached:
             argv = self.argv  # a continue does not carry --values: the same command goes on
         else:
             argv = CONTINUE
