@@ -872,13 +872,23 @@ def _drive(
             result.signal = number
             ask(f"cancelled by {NAMES.get(signal.Signals(number), number)}")
 
+        def deadline_reason() -> str:
+            # As the user gave it, and the time of day it came: sleep counts against a deadline.
+            at = datetime.fromtimestamp(deadline or 0).strftime("%H:%M:%S")
+            return f"timed out: --timeout {timeout_said} passed (at {at})"
+
         def on_deadline() -> None:
             if task.done() or result.signal:
                 return
             result.timed_out = state.timed_out = True
-            # As the user gave it, and the time of day it came: sleep counts against a deadline.
-            at = datetime.fromtimestamp(deadline or 0).strftime("%H:%M:%S")
-            ask(f"timed out: --timeout {timeout_said} passed (at {at})")
+            ask(deadline_reason())
+
+        def on_deadline_after(stage: str | None) -> None:
+            if result.timed_out:
+                return
+            result.timed_out = state.timed_out = True
+            state.cancelled_in = state.cancelled_in or stage
+            state.cancel_reason = state.cancel_reason or deadline_reason()
 
         guard = Guard(deadline, on_deadline, in_stage_work)
         interruptions = result.interruptions = Interruptions(on_signal)
@@ -888,6 +898,10 @@ def _drive(
             result.value = await task
         except BaseException as error:  # every way the workflow can end is an ending
             result.error = error
+            # A turn whose deadline is the attempt's may see it pass first and hand the workflow
+            # an answerless turn it stops or fails on: that attempt ended because time ran out.
+            if deadline is not None and not result.signal and time.time() >= deadline:
+                on_deadline_after(stage_of(error))
         finally:
             guard.stop()
             interruptions.ending = True
