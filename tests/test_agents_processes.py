@@ -239,6 +239,9 @@ def test_the_agents_a_crash_left_running_are_shown_wherever_the_run_is_shown(pro
         assert listed.code == 0 and "interrupted, 1 agent left running" in listed.stdout
         one = project.awf("runs", "ask/k")
         assert one.code == 0 and said in one.stdout and "left running" in one.stdout
+        left = {"attempt": 1, "agent": "planner", "pid": agent, "stage": "plan", "end_command": f"kill -- -{agent}"}
+        assert project.awf("runs", "--json").out["runs"][0]["left_running"] == [left]
+        assert project.awf("runs", "ask/k", "--json").out["left_running"] == [left]
         watched = project.awf("watch", "ask/k")
         assert watched.code == 1 and f"left running: {said}" in watched.stderr
         logs = project.awf("logs", "ask/k")
@@ -248,6 +251,7 @@ def test_the_agents_a_crash_left_running_are_shown_wherever_the_run_is_shown(pro
         os.killpg(agent, signal.SIGKILL)
         assert wait_gone(agent) and wait_gone(child)
         assert "left running" not in project.awf("runs").stdout
+        assert project.awf("runs", "--json").out["runs"][0]["left_running"] == []
     finally:
         for pid in (agent, child):
             try:

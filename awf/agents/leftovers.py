@@ -27,6 +27,16 @@ class LeftRunning:
             f"changing files; end it with `{self.end_command}` unless it should finish"
         )
 
+    def as_json(self) -> dict[str, Any]:
+        """As `awf runs --json` lists it (schemas/runs.schema.json, `left_running`)."""
+        return {
+            "attempt": self.attempt,
+            "agent": self.agent,
+            "pid": self.pid,
+            "stage": self.stage,
+            "end_command": self.end_command,
+        }
+
     @property
     def end_command(self) -> str:
         """The command that ends it: its whole process group, as awf does."""

@@ -48,13 +48,23 @@ def _listing(where: Where, workflow: str | None, wanted: set[str], json_out: boo
         if summary is not None and (not wanted or summary.status in wanted):
             runs.append(summary)
     runs.sort(key=lambda run: run.started or "", reverse=True)
+    from ..agents.leftovers import left_by_crashes
+
+    left = {
+        run.dir: left_by_crashes(RunPaths(where.root, run.workflow, run.id).log)
+        for run in runs
+        if run.status == "interrupted"
+    }
     if json_out:
         output.result(
             json.dumps(
                 {
                     "version": 1,
                     "root": str(where.root),
-                    "runs": [run.as_json() for run in runs],
+                    "runs": [
+                        {**run.as_json(), "left_running": [one.as_json() for one in left.get(run.dir, [])]}
+                        for run in runs
+                    ],
                     "problems": [{"file": str(problem.path), "problem": problem.problem} for problem in problems],
                 },
                 ensure_ascii=False,
@@ -62,15 +72,10 @@ def _listing(where: Where, workflow: str | None, wanted: set[str], json_out: boo
             )
         )
     elif runs:
-        from ..agents.leftovers import left_by_crashes
         from ..view.runs_table import listing
 
-        left = {
-            f"{run.workflow}/{run.id}": len(left_by_crashes(RunPaths(where.root, run.workflow, run.id).log))
-            for run in runs
-            if run.status == "interrupted"
-        }
-        output.result(listing(runs, left=left))
+        counts = {f"{run.workflow}/{run.id}": len(left.get(run.dir, [])) for run in runs if run.dir in left}
+        output.result(listing(runs, left=counts))
     elif not problems:
         kind = f"of {workflow} " if workflow else ""
         status = f"with status {', '.join(sorted(wanted))} " if wanted else ""
@@ -89,13 +94,16 @@ def _one(paths: RunPaths, where: Where, json_out: bool) -> int:
         raise TargetError(
             f"there is no run {paths.name}: its log is gone from {paths.dir}", ExitCode.NO_SUCH_RUN
         ) from None
+    from ..agents.leftovers import left_by_crashes, left_lines
+
+    left = left_by_crashes(paths.log)
     if json_out:
-        output.result(json.dumps(run.as_json(), ensure_ascii=False, indent=2))
+        shown = {**run.as_json(), "left_running": [one.as_json() for one in left]}
+        output.result(json.dumps(shown, ensure_ascii=False, indent=2))
     else:
-        from ..agents.leftovers import left_by_crashes, left_lines
         from ..view.runs_table import detail
 
-        output.result(detail(run, left=left_lines(left_by_crashes(paths.log))))
+        output.result(detail(run, left=left_lines(left)))
     for unreadable in run.problems:
         output.error(f"a file of the run cannot be read: {unreadable}")
     return ExitCode.UNREADABLE if run.problems else ExitCode.READ_OK
