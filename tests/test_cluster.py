@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.[test,ray]'")
+pytestmark = pytest.mark.cluster
 
 NODES = {"node-a": 2, "node-b": 2, "node-c": 2}  # each node holds two attempts of {"agents": 1}
 RAY = Path(sys.executable).parent / "ray"
