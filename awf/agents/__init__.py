@@ -8,8 +8,10 @@ For workflow authors::
         wf.stop(f"no review: {turn.outcome.reason}")
     verdict = turn.outcome.value
 
-The modules, one job each: spec (what an agent is opened with), handles (`wf.agents` and an
-Agent), turns (a turn from prompt to outcome, the same for every harness), channel (the files
+The modules, one job each: spec (what an agent is opened with), agent (`wf.agents` and an
+Agent, which counts its turns), host (what the agents need of the attempt: the Host the engine
+makes, the progress and turn-schema protocols), turns (a turn from prompt to outcome, the same for
+every harness), turn_outcome (what a turn comes to, as the workflow gets it), channel (the files
 `awf answer` writes through), answers (reading and checking an answer), prompts (how-to-answer
 and the recovery prompt), processes (process groups, recorded and ended), output (an agent's
 output on disk, kept to its runtime's "max_output"), leftovers (agents a
@@ -114,8 +116,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .harness import Harness, Message, Session, Stopped
-    from .outcome import Answered, NotAnswered, Outcome, Turn
     from .spec import AgentError
+    from .turn_outcome import Answered, NotAnswered, Outcome, Turn
 
 # Loaded on first use, so `awf answer` does not pay for what only a running attempt needs.
 _EXPORTS = {
@@ -124,10 +126,10 @@ _EXPORTS = {
     "Message": "harness",
     "Session": "harness",
     "Stopped": "harness",
-    "Answered": "outcome",
-    "NotAnswered": "outcome",
-    "Outcome": "outcome",
-    "Turn": "outcome",
+    "Answered": "turn_outcome",
+    "NotAnswered": "turn_outcome",
+    "Outcome": "turn_outcome",
+    "Turn": "turn_outcome",
 }
 __all__ = [
     "AgentError",

@@ -35,7 +35,7 @@ from ..record import folder
 from ..record.errors import RecordError
 from ..record.files import write_atomic
 from ..record.liveness import is_alive, process_start
-from . import outcome as kinds
+from . import turn_outcome as kinds
 from .channel import ENV_TURN, read_agent, read_outcome, turn_dir
 from .harness import Harness, Message, PaneProgram, Session, Stopped
 from .multiplexer import Multiplexer, MultiplexerError, Pane, Screen, multiplexer

@@ -14,52 +14,76 @@ import datetime
 import json
 import os
 import time
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..record import folder as record
 from ..record.clock import format_duration, iso
-from . import outcome as kinds
+from . import turn_outcome as kinds
 from .answers import last_document, read_answer
-from .channel import read_outcome, settle
-from .harness import Harness, Message, Stopped
-from .outcome import Answered, NotAnswered, Outcome, Turn
+from .channel import AgentChannel, read_outcome, settle
+from .harness import Harness, Message, Session, Stopped
+from .host import Host, TurnSchema
 from .prompts import answer_instructions, recovery_prompt
-from .spec import AgentError
+from .spec import AgentError, AgentSpec
+from .turn_outcome import Answered, NotAnswered, Outcome, Turn
 from .turn_sessions import SessionMarks
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from .handles import Agent, Host, TurnSchema
-
 POLL = 0.05
 _TIMED_OUT = object()
 
 
-async def run_turn(agent: Agent, host: Host, *, prompt: Any, schema: Any, timeout: Any, label: Any) -> Turn[Any]:
+class TurnAgent(Protocol):
+    """What a turn needs of its agent (an awf.agents.agent.Agent, which counts its own turns)."""
+
+    key: str
+    spec: AgentSpec
+    harness: Harness | None
+    unavailable: str | None  # why no harness can run it: the turn fails with this
+    session: Session
+    channel: AgentChannel
+    ends: int  # how many times the agent was ended: a turn that sees this change was cancelled
+
+    def end(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A turn's request, checked: its prompt, its label, its own timeout and its schema, loaded."""
+
+    prompt: str
+    label: str | None
+    seconds: float | None
+    typed: TurnSchema | None
+
+
+def check_ask(key: str, host: Host, *, prompt: Any, schema: Any, timeout: Any, label: Any) -> Ask:
+    """The turn `agent.run(...)` asks for, or AgentError naming what is wrong with it; and the
+    run's --max-cost checked before the turn starts."""
     if not isinstance(prompt, str) or not prompt.strip():
-        raise AgentError(f"agent {agent.key}: a prompt is a non-empty string, not {prompt!r}")
+        raise AgentError(f"agent {key}: a prompt is a non-empty string, not {prompt!r}")
     if label is not None and not isinstance(label, str):
-        raise AgentError(f"agent {agent.key}: a label is a string, not {label!r}")
-    seconds = _timeout_seconds(agent.key, timeout)
-    typed = None if schema is None else host.load_schema(schema, f"agent {agent.key}'s turn")
-    loaded = None if typed is None else typed.schema
+        raise AgentError(f"agent {key}: a label is a string, not {label!r}")
+    seconds = _timeout_seconds(key, timeout)
+    typed = None if schema is None else host.load_schema(schema, f"agent {key}'s turn")
     host.check_budget("before the turn started")
-    if agent.busy:
-        raise AgentError(
-            f"agent {agent.key} is in a turn already: one turn at a time for an agent; "
-            "open another agent for work in parallel"
-        )
-    agent.busy = True
-    agent.turns += 1
-    number = agent.turns
+    return Ask(prompt, label, seconds, typed)
+
+
+async def run_turn(agent: TurnAgent, host: Host, ask: Ask, number: int) -> Turn[Any]:
+    """Turn `number` of `agent`, carried to its outcome and written to run.jsonl."""
+    prompt, label, typed = ask.prompt, ask.label, ask.typed
+    loaded = None if typed is None else typed.schema
     started = time.time()
-    deadline = _deadline(started, seconds, host.deadline)
+    deadline = _deadline(started, ask.seconds, host.deadline)
     stage = host.stage()
     shown = label or first_line(prompt)
     turn_folder = agent.channel.open_turn(number, loaded, deadline, shown)
     host.progress.agent_turn_started(stage, agent.key, agent.spec.harness, number, shown)
-    talk = _Conversation(agent, host, number, turn_folder, prompt, loaded, deadline, seconds is not None, started)
+    talk = _Conversation(agent, host, number, turn_folder, prompt, loaded, deadline, ask.seconds is not None, started)
     fields: dict[str, Any] = {"attempt": host.attempt, "agent": agent.key, "turn": number}
     if stage is not None:
         fields["stage"] = stage
@@ -76,8 +100,6 @@ async def run_turn(agent: Agent, host: Host, *, prompt: Any, schema: Any, timeou
             settled = settle(turn_folder, kinds.CANCELLED, reason=reason, by="awf")
         _finish(agent, host, talk, settled, stage, label, started, typed)
         raise
-    finally:
-        agent.busy = False
     turn = _finish(agent, host, talk, settled, stage, label, started, typed)
     host.check_budget(f"at the end of agent {agent.key}'s turn {number}")
     return turn
@@ -115,7 +137,7 @@ class _Conversation:
 
     def __init__(
         self,
-        agent: Agent,
+        agent: TurnAgent,
         host: Host,
         number: int,
         folder: Path,
@@ -285,7 +307,7 @@ def _stopped(task: asyncio.Future[Any], name: str) -> Stopped:
 
 
 def _finish(
-    agent: Agent,
+    agent: TurnAgent,
     host: Host,
     talk: _Conversation,
     settled: dict[str, Any],

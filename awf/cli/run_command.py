@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..engine import outcomes
+from ..engine import attempt_outcome
 from ..engine.attempt import Ending, Preview, run_attempt
 from ..engine.durations import parse_duration
 from ..engine.errors import Refusal
@@ -86,7 +86,7 @@ def run_command(
     reporter = choose_view(color)
     ending = run_attempt(request, reporter)
     if isinstance(ending, Preview):
-        from ..view.plan_view import preview_data, preview_text
+        from ..view.preview import preview_data, preview_text
 
         output.result(json.dumps(preview_data(ending), indent=2) if json_out else preview_text(ending))
         return ending.exit_code
@@ -103,7 +103,7 @@ def run_command(
 
 def _print_result(ending: Ending, json_out: bool) -> None:
     record = json.dumps(ending.out, ensure_ascii=False, indent=2)
-    if json_out or ending.outcome != outcomes.COMPLETED:
+    if json_out or ending.outcome != attempt_outcome.COMPLETED:
         if json_out:
             output.result(record)
         return

@@ -23,7 +23,7 @@ from ..record.errors import RecordError, RecordWriteError
 from ..record.layout import RunPaths, root_problem, run_root_for
 from ..record.liveness import process_start
 from ..record.names import id_problem, stage_name_problem
-from . import attempt_agents, attempt_sandbox, budget, outcomes
+from . import attempt_agents, attempt_outcome, attempt_sandbox, budget
 from . import from_stage as from_stage_rules
 from .context import AttemptState, Context, in_stage_work, stage_of
 from .durations import format_duration
@@ -359,8 +359,8 @@ def _check_look_ahead(
         # A renamed stage hides here: say what was never reached rather than ask for values.
         missed = from_stage_rules.never_reached(from_stage, records, [seen.name for seen in look.seen])
         return Ending(
-            outcomes.STOPPED,
-            outcomes.exit_code(outcomes.STOPPED),
+            attempt_outcome.STOPPED,
+            attempt_outcome.exit_code(attempt_outcome.STOPPED),
             {},
             reason=missed.reason,
             go_on=request.go_on(paths.id, from_stage=missed.redo) if missed.redo else None,
@@ -374,8 +374,8 @@ def _check_look_ahead(
     if look.ended or look.stop:
         lines.append(f"  (the look-ahead could not see past: {look.ended or 'a stop: ' + str(look.stop)})")
     ending = Ending(
-        outcomes.STOPPED,
-        outcomes.exit_code(outcomes.STOPPED),
+        attempt_outcome.STOPPED,
+        attempt_outcome.exit_code(attempt_outcome.STOPPED),
         {},
         stage=from_stage,
         reason="\n".join(lines),
@@ -531,7 +531,7 @@ def _claim_continue(request: RunRequest, workflow: Workflow[Any], root: Path, cw
                 f"({type(error).__name__}: {error}); start a new run"
             ) from None
         last = history.last
-        if last is not None and last.status == outcomes.COMPLETED and request.from_stage is None:
+        if last is not None and last.status == attempt_outcome.COMPLETED and request.from_stage is None:
             raise Refusal(_completed_text(paths, history, request))
         if not recorded_cwd.is_dir():
             raise Refusal(f"run {paths.name} works in {recorded_cwd}, which is no longer a folder")
@@ -675,7 +675,7 @@ def _run_claimed(
         attempt_agents.end(state)
         state.progress.close()
         os.chdir(previous_cwd)
-    if ending.outcome == outcomes.COMPLETED and state.agents is not None:
+    if ending.outcome == attempt_outcome.COMPLETED and state.agents is not None:
         attempt_agents.settle_unrecorded(paths, claimed.attempt, observer, own=True)
     out = {
         "version": 1,
@@ -693,7 +693,7 @@ def _run_claimed(
         "stages": state.stage_list,
         "cost": _costs(paths, claimed.attempt),
     }
-    if ending.outcome == outcomes.COMPLETED:
+    if ending.outcome == attempt_outcome.COMPLETED:
         out["value"] = ending.plain
     if ending.needs is not None:
         out["needs"] = ending.needs
@@ -712,7 +712,7 @@ def _run_claimed(
         ending.write_error = ending.write_error or error
     if ending.write_error is not None:
         # What the record could not take is the attempt's ending: failed, saying which file and why.
-        ending.outcome, ending.exit_code = outcomes.FAILED, outcomes.exit_code(outcomes.FAILED)
+        ending.outcome, ending.exit_code = attempt_outcome.FAILED, attempt_outcome.exit_code(attempt_outcome.FAILED)
         ending.reason = str(ending.write_error)
         ending.go_on = ending.go_on or request.go_on(paths.id)
         out.update(outcome=ending.outcome, exit_code=ending.exit_code, reason=ending.reason, go_on=ending.go_on)
@@ -765,7 +765,7 @@ def _report(workflow: Workflow[Any], ending: Ending, state: AttemptState, cwd: P
     previous = Path.cwd()
     os.chdir(cwd)
     try:
-        value = ending.value if ending.outcome == outcomes.COMPLETED else None  # as the workflow returned it
+        value = ending.value if ending.outcome == attempt_outcome.COMPLETED else None  # as the workflow returned it
         return write_report(workflow.report, value, told, state.paths)
     finally:
         os.chdir(previous)
@@ -932,9 +932,9 @@ def _ending(
         hints: list[str] | None = None,
         value: Any = None,
     ) -> Ending:
-        code = outcomes.exit_code(outcome, result.signal)
+        code = attempt_outcome.exit_code(outcome, result.signal)
         go_on = None
-        if outcome != outcomes.COMPLETED:
+        if outcome != attempt_outcome.COMPLETED:
             go_on = request.go_on(
                 run_id, from_stage=redo or (from_stage if not plan.reached else None), max_cost=state.raise_budget
             )
@@ -954,26 +954,26 @@ def _ending(
 
     error = result.error
     if result.signal:
-        return make(outcomes.CANCELLED, stage=_open_stage(state), reason=state.cancel_reason)
+        return make(attempt_outcome.CANCELLED, stage=_open_stage(state), reason=state.cancel_reason)
     if result.timed_out:
-        return make(outcomes.TIMED_OUT, stage=_open_stage(state), reason=state.cancel_reason)
+        return make(attempt_outcome.TIMED_OUT, stage=_open_stage(state), reason=state.cancel_reason)
     if error is None:
         if state.pending_stop is not None:
             stop = state.pending_stop
             return make(
-                outcomes.FAILED,
+                attempt_outcome.FAILED,
                 reason=f"stop was caught: {stop.reason!r} was raised by wf.stop and then dropped; let it propagate",
             )
         if from_stage and not plan.reached:
             missed = from_stage_rules.never_reached(from_stage, plan.records, plan.entered)
-            ending = make(outcomes.STOPPED, reason=missed.reason, redo=missed.redo, hints=missed.hints)
+            ending = make(attempt_outcome.STOPPED, reason=missed.reason, redo=missed.redo, hints=missed.hints)
             if missed.redo is None:
                 ending.go_on = None
             return ending
         plain, problem = _plain(result.value)
         if problem:
-            return make(outcomes.FAILED, reason=f"the workflow returned a value out.json cannot hold: {problem}")
-        ending = make(outcomes.COMPLETED, value=result.value)
+            return make(attempt_outcome.FAILED, reason=f"the workflow returned a value out.json cannot hold: {problem}")
+        ending = make(attempt_outcome.COMPLETED, value=result.value)
         ending.plain = plain
         return ending
     if isinstance(error, Park):
@@ -987,21 +987,21 @@ def _ending(
                 redo = redo or repeated[0]
                 hints.append(repeated[1])
         where = error.stage
-        return make(outcomes.STOPPED, stage=where, reason=error.reason, redo=redo, hints=hints)
+        return make(attempt_outcome.STOPPED, stage=where, reason=error.reason, redo=redo, hints=hints)
     if isinstance(error, RecordWriteError):
-        ending = make(outcomes.FAILED, stage=stage_of(error), reason=str(error))
+        ending = make(attempt_outcome.FAILED, stage=stage_of(error), reason=str(error))
         ending.write_error = error
         return ending
     if isinstance(error, asyncio.CancelledError):
-        return make(outcomes.FAILED, stage=stage_of(error), reason="the workflow was cancelled from within")
+        return make(attempt_outcome.FAILED, stage=stage_of(error), reason="the workflow was cancelled from within")
     stage = stage_of(error)
     if isinstance(error, (WorkflowError, StageValueError)):
-        ending = make(outcomes.FAILED, stage=stage, reason=str(error))
+        ending = make(attempt_outcome.FAILED, stage=stage, reason=str(error))
         ending.error = error.install if isinstance(error, MissingPackage) else None
         return ending
     # The person is shown their own frames; the stage's record keeps the whole traceback.
     detail = user_traceback(error)
-    return make(outcomes.FAILED, stage=stage, reason=f"{type(error).__name__}: {error}", detail=detail)
+    return make(attempt_outcome.FAILED, stage=stage, reason=f"{type(error).__name__}: {error}", detail=detail)
 
 
 def _plain(value: Any) -> tuple[Any, str | None]:
@@ -1028,12 +1028,12 @@ def _parked(
 ) -> Ending:
     if from_stage and not state.plan.reached:
         return make(
-            outcomes.STOPPED,
+            attempt_outcome.STOPPED,
             reason=f"the attempt would park before it reaches --from-stage {from_stage} "
             f"({park.text}); a redo stops rather than park on its way",
             redo=from_stage,
         )
-    ending = make(outcomes.PARKED, stage=state.current_stage, reason=park.text)
+    ending = make(attempt_outcome.PARKED, stage=state.current_stage, reason=park.text)
     ending.waits = park.waits
     names = sorted({name for wait in park.waits for name in wait.get("names") or []})
     name = claimed.paths.name
@@ -1059,7 +1059,7 @@ def _repeated_stop_stage(
     if ran or history is None or history.last is None or history.last.end is None:
         return None
     last = history.last.end
-    if last["outcome"] != outcomes.STOPPED or last.get("stage") is not None:
+    if last["outcome"] != attempt_outcome.STOPPED or last.get("stage") is not None:
         return None
     if last.get("after") != last_stage or last_stage is None:
         return None

@@ -19,7 +19,8 @@ def attach(state: AttemptState, *, cwd: Path, deadline: float | None, sandbox: A
     open no agent, and awf.agents costs milliseconds to import."""
 
     def make() -> Any:
-        from ..agents.handles import AgentSet, Host
+        from ..agents.agent import AgentSet
+        from ..agents.host import Host
 
         def schema_of(spec: Any, what: str) -> Schema:
             return load_schema(spec, state.schema_base, what)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from types import UnionType
     from typing import _SpecialForm
 
-    from ..agents.handles import AgentSet
+    from ..agents.agent import AgentSet
 
     # A type that is not a class, such as Literal["a", "b"] or str | None: its value is not typed.
     TypeForm = _SpecialForm | UnionType
@@ -70,7 +70,7 @@ class AttemptState:
         self.timed_out = False  # the cancel is the attempt's --timeout passing
         # Set while the look-ahead runs the workflow: nothing is run, asked or written.
         self.look_ahead: Any = None
-        # `wf.agents`: the attempt's AgentSet (awf.agents.handles), made by `make_agents` (set by
+        # `wf.agents`: the attempt's AgentSet (awf.agents.agent), made by `make_agents` (set by
         # attempt_agents.attach) the first time the workflow asks for it.
         self.agents: Any = None
         self.make_agents: Callable[[], Any] | None = None

@@ -10,7 +10,7 @@ from ..engine.durations import format_duration
 from ..record.clock import parse_iso
 from ..record.costs import TurnCost, add_up, money, turn_costs
 from ..record.summary import cost_lines
-from .lines import first_line
+from .one_line import first_line
 
 ENDING_MARKS = {
     "completed": "✓",

@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 from ..engine.durations import format_duration
 from ..record.clock import age
+from .one_line import first_line
 
 MARKS = {"succeeded": "✓", "stopped": "■", "failed": "✗"}
 HOUR = 3600.0
@@ -78,10 +79,3 @@ class LineReporter:
 
         for line in closing_lines(ending.out, record_dir=ending.record_dir, detail=ending.detail, hints=ending.hints):
             self._say(line)
-
-
-def first_line(text: str | None) -> str:
-    """A text cut to its first line, with ` …` when there was more: one line a row, wherever it
-    is shown beside others. The whole text stays in `awf logs` and out.json."""
-    lines = (text or "").strip().splitlines()
-    return lines[0] + (" …" if len(lines) > 1 else "") if lines else ""

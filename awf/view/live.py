@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..engine.durations import format_duration
 from ..record.clock import age, parse_iso
 from .closing import closing_lines
-from .lines import GONE_WITHOUT_ENDING, HOUR, first_line
+from .lines import GONE_WITHOUT_ENDING, HOUR
 from .lines import MARKS as STAGE_MARKS
+from .one_line import first_line
 
 if TYPE_CHECKING:
     from rich.live import Live

@@ -13,7 +13,7 @@ from ..record.costs import money
 from ..record.detail import RunDetail
 from ..record.summary import RunSummary
 from ..record.waiting import crash_loop_text
-from .lines import first_line
+from .one_line import first_line
 
 
 def ago(seconds: float | None) -> str:

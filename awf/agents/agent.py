@@ -1,21 +1,22 @@
-"""`wf.agents` and the agents it opens: the handles a workflow holds."""
+"""`wf.agents` and the agents it opens: each agent keeps its session, its channel and its turn count."""
 
 from __future__ import annotations
 
 import datetime
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ..record import folder
 from .channel import AgentChannel
 from .harness import Harness, Session
-from .outcome import Turn
+from .host import Host
 from .processes import ProcessBook
 from .registry import NoHarness, harness_for, routed
 from .spec import AgentError, AgentSpec, make_spec
+from .turn_outcome import Turn
+from .turns import check_ask, run_turn
 
 if TYPE_CHECKING:
     from types import UnionType
@@ -23,54 +24,6 @@ if TYPE_CHECKING:
 
 
 T = TypeVar("T")
-
-
-class Progress(Protocol):
-    """What the agents tell whoever shows the attempt's progress (the engine's Observer)."""
-
-    def agent_turn_started(self, stage: str | None, agent: str, harness: str, turn: int, label: str) -> None: ...
-
-    def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None: ...
-
-    def agent_turn_ended(
-        self, stage: str | None, agent: str, outcome: str, reason: str | None, seconds: float
-    ) -> None: ...
-
-
-class TurnSchema(Protocol):
-    """A turn's `schema=` as the engine loads it (a JSON Schema dict, a .json file, a Python type)."""
-
-    @property
-    def schema(self) -> dict[str, Any]:
-        """The JSON Schema the agent is shown and its answer is checked against."""
-        ...
-
-    def load(self, plain: Any) -> tuple[Any, str | None]:
-        """The value the workflow gets for the answer `plain` (for a type, an instance), or why it does not fit."""
-        ...
-
-
-@dataclass
-class Host:
-    """What the agents need of the attempt they work in. The engine makes it."""
-
-    run: str  # {workflow}/{id}
-    run_dir: Path
-    attempt: int
-    cwd: Path
-    stage: Callable[[], str | None]  # the stage the workflow is in now
-    deadline: float | None  # the attempt's, in wall-clock seconds: it caps every turn's
-    load_schema: Callable[[Any, str], TurnSchema]  # a turn's schema=, loaded
-    progress: Progress
-    cancel_reason: Callable[[], str | None]  # why the attempt is being cancelled, once it is
-    timed_out: Callable[[], bool] = lambda: False  # the attempt is cancelled because --timeout passed
-    sandbox: Any = None  # the run's sandbox profile (sandbox_profile.Profile), or None
-    # Raises the engine's stop when the run has cost more than its --max-cost: before and after each turn.
-    check_budget: Callable[[str], None] = lambda when: None
-
-    @property
-    def log(self) -> Path:
-        return self.run_dir / "run.jsonl"
 
 
 class AgentSet:
@@ -241,9 +194,18 @@ class Agent:
         `Literal[...]`): the answer comes back as an instance of it; or a JSON Schema dict or the
         path of a .json file: the answer comes back as plain JSON. Without one, the answer is text.
         """
-        from .turns import run_turn
-
-        return await run_turn(self, self._host, prompt=prompt, schema=schema, timeout=timeout, label=label)
+        ask = check_ask(self.key, self._host, prompt=prompt, schema=schema, timeout=timeout, label=label)
+        if self.busy:
+            raise AgentError(
+                f"agent {self.key} is in a turn already: one turn at a time for an agent; "
+                "open another agent for work in parallel"
+            )
+        self.busy = True
+        self.turns += 1
+        try:
+            return await run_turn(self, self._host, ask, self.turns)
+        finally:
+            self.busy = False
 
     async def close(self) -> None:
         """End the agent now: its processes and its session. A later run starts it afresh."""

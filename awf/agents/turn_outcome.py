@@ -1,4 +1,4 @@
-"""What a turn comes to: its outcome, and the turn as the workflow gets it back."""
+"""What a turn comes to (its outcome), and the turn as the workflow gets it back."""
 
 from __future__ import annotations
 

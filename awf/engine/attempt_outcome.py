@@ -1,4 +1,4 @@
-"""How an attempt ends, and the exit code of each ending (the Runs page's table)."""
+"""How an attempt ends (its outcome), and the exit code of each (the Runs page's table)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,118 @@
+"""The shape of the code: no module of awf imports itself round a cycle, and each layer imports
+only the layers below it (cli -> view -> engine -> agents -> record).
+
+Every import counts: at the top of a module, inside a function (the lazy ones that keep start-up
+fast), and under TYPE_CHECKING, since each is a dependency a reader has to hold."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "awf"
+LAYERS = ["awf.cli", "awf.view", "awf.engine", "awf.agents", "awf.record"]  # each above the next
+GENERATED = "awf.record._validators"
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        name = ".".join(parts)
+        if not name.startswith(GENERATED):
+            found[name] = path
+    return found
+
+
+def _imported(module: str, path: Path, node: ast.Import | ast.ImportFrom, modules: dict[str, Path]) -> list[str]:
+    """The modules of awf that one import statement reaches."""
+    if isinstance(node, ast.Import):
+        targets = [alias.name for alias in node.names]
+    else:
+        if node.level:
+            base = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+            base = base[: len(base) - node.level + 1]
+            package = ".".join([*base, node.module] if node.module else base)
+        else:
+            package = node.module or ""
+        # `from .pkg import name` reaches pkg.name when that is a module, else pkg itself.
+        targets = [f"{package}.{alias.name}" for alias in node.names]
+        targets = [target if target in modules else package for target in targets]
+    reached = []
+    for target in targets:
+        while target not in modules and "." in target:
+            target = target.rsplit(".", 1)[0]
+        if target in modules and target != module:
+            reached.append(target)
+    return reached
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module of awf, and the modules of awf it imports anywhere in its text."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        graph[module] = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                graph[module].update(_imported(module, path, node, modules))
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle through each group of modules that import each other, as the path round it."""
+    found: list[list[str]] = []
+    state: dict[str, str] = {}  # "open" while on the path, "done" once every way from it is known
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = "open"
+        path.append(module)
+        for imported in sorted(graph[module]):
+            if state.get(imported) == "open":
+                found.append([*path[path.index(imported) :], imported])
+            elif imported not in state:
+                visit(imported, path)
+        path.pop()
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [])
+    return found
+
+
+def layer(module: str) -> int | None:
+    for depth, name in enumerate(LAYERS):
+        if module == name or module.startswith(name + "."):
+            return depth
+    return None
+
+
+def test_no_module_of_awf_imports_itself_round_a_cycle() -> None:
+    found = cycles(import_graph())
+    assert not found, "import cycles:\n" + "\n".join(" -> ".join(cycle) for cycle in found)
+
+
+def test_each_layer_imports_only_the_layers_below_it() -> None:
+    upward = []
+    for module, imported in sorted(import_graph().items()):
+        here = layer(module)
+        if here is None:
+            continue  # the `awf` and `awf.testing` facades stand on top of every layer
+        for target in sorted(imported - {"awf"}):  # the root, which any import of awf loads, keeps __version__
+            there = layer(target)
+            if there is None or there < here:
+                upward.append(f"{module} imports {target}")
+    assert not upward, "imports that go up a layer:\n" + "\n".join(upward)
+
+
+def test_the_finder_sees_an_upward_import_and_a_cycle() -> None:
+    # The two tests above hold only if the graph is read right: one known edge of each layer pair.
+    graph = import_graph()
+    assert "awf.record.files" in graph["awf.record.folder"]  # a relative import, at the top
+    assert "awf.agents.agent" in graph["awf.engine.attempt_agents"]  # a lazy one, inside a function
+    assert "awf.engine.attempt" in graph["awf.view.preview"]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert layer("awf.cli.app") == 0 and layer("awf.record") == 4 and layer("awf.testing.runner") is None
