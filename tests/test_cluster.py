@@ -310,3 +310,75 @@ def test_two_continues_of_one_run_placed_at_once_run_one_attempt_and_the_other_i
     assert len(starts) == 2  # the first attempt, and one continue
     (project / "gate-t1").unlink()
     wait_until(lambda: statuses(cluster, project).get("t1") == "completed", 120, "the continue completed")
+
+
+WAITER = """
+import json, os
+import awf
+
+
+@awf.workflow(name="waiter", description="Wait for a go, then finish.", events={"go": None})
+async def waiter(wf):
+    first = await wf.stage("before", lambda: os.environ.get("AWF_PLACED_ON"), result={"type": ["string", "null"]})
+    event = await wf.events.receive("go")
+    after = await wf.stage("after", lambda: os.environ.get("AWF_PLACED_ON"), result={"type": ["string", "null"]})
+    return {"before": first, "after": after, "went": event.value}
+"""
+
+
+def test_awf_serve_on_ray_wakes_a_parked_run_by_placing_its_next_attempt_on_the_cluster(
+    cluster: Cluster, project: Path
+) -> None:
+    (project / "waiter.py").write_text(WAITER)
+    parked = cluster.awf(project, "run", "waiter.py", "--id", "w1", "--json")  # here, not on Ray
+    assert parked.returncode == 0, parked.stderr
+    assert json.loads(parked.stdout)["outcome"] == "parked"
+    serve = subprocess.Popen(
+        [*cluster.prefix(), sys.executable, "-m", "awf", "serve", "--on", "ray", "--ray-resources", '{"agents": 1}'],
+        cwd=project,
+        env=cluster.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        sent = cluster.awf(project, "send", "waiter/w1", "go", "--data", "7", "--no-wake")
+        assert sent.returncode == 0, sent.stderr
+        runs = project / ".awf" / "runs" / "waiter" / "w1" / "run.jsonl"
+        wait_until(
+            lambda: any(json.loads(line).get("outcome") == "completed" for line in runs.read_text().splitlines()),
+            180,
+            f"the woken attempt completed: {runs.read_text()}",
+        )
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        said = serve.communicate(timeout=60)[0]
+    assert serve.returncode == 0, said
+    assert "placing attempts on Ray" in said and "woke waiter/w1: attempt 2 being placed on Ray" in said, said
+    lines = [json.loads(line) for line in runs.read_text().splitlines()]
+    queued = [line for line in lines if line["kind"] == "queued"]
+    assert len(queued) == 1 and queued[0]["resources"] == {"agents": 1.0}
+    second = [line for line in lines if line["kind"] == "attempt-start"][1]
+    assert second["placed"]["on"] == "ray" and second["placed"]["token"] == queued[0]["token"]
+    out = json.loads((runs.parent / "out.json").read_text())
+    assert out["value"]["before"] is None and out["value"]["went"] == 7  # the first attempt ran here
+    assert json.loads(out["value"]["after"])["token"] == queued[0]["token"]  # the second on a node
+
+
+def test_a_run_placed_on_ray_that_parks_is_woken_by_awf_send_onto_the_cluster_again(
+    cluster: Cluster, project: Path
+) -> None:
+    (project / "waiter.py").write_text(WAITER)
+    placed = cluster.awf(project, "run", "waiter.py", "--id", "w2", "--on", "ray", "--wait", "--json")
+    assert placed.returncode == 0, placed.stderr
+    assert json.loads(placed.stdout)["outcome"] == "parked"
+    sent = cluster.awf(project, "send", "waiter/w2", "go", "--data", "8")
+    assert sent.returncode == 0 and "attempt 2 being placed on Ray" in sent.stderr, sent.stderr
+    runs = project / ".awf" / "runs" / "waiter" / "w2" / "run.jsonl"
+    wait_until(
+        lambda: any(json.loads(line).get("outcome") == "completed" for line in runs.read_text().splitlines()),
+        180,
+        f"the woken attempt completed: {runs.read_text()}",
+    )
+    starts = [json.loads(line) for line in runs.read_text().splitlines() if '"attempt-start"' in line]
+    assert [start["placed"]["on"] for start in starts] == ["ray", "ray"]

@@ -409,6 +409,18 @@ def wake(
 def serve(
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Serve .awf/runs under DIR.")] = None,
     run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Serve the runs here.")] = None,
+    on: Annotated[
+        str | None,
+        typer.Option("--on", metavar="PLACE", help="Place each woken attempt on a cluster: ray (docs/cluster.md)."),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray-address", metavar="ADDR", help="The Ray cluster, with --on ray (else RAY_ADDRESS)."),
+    ] = None,
+    ray_resources: Annotated[
+        str | None,
+        typer.Option("--ray-resources", metavar="JSON", help="Resources each woken attempt holds, with --on ray."),
+    ] = None,
 ) -> int:
     """Wake parked runs as their events and times come.
 
@@ -416,7 +428,7 @@ def serve(
     """
     from .serve_command import serve_command
 
-    return serve_command(cwd=cwd, run_root=run_root)
+    return serve_command(cwd=cwd, run_root=run_root, on=on, ray_address=ray_address, ray_resources=ray_resources)
 
 
 @app.command()

@@ -140,10 +140,7 @@ def _value(data: str | None, data_file: Path | None) -> Any:
 def _wake(paths: folder.RunPaths, name: str, new: bool) -> None:
     woken = wakes.wake(paths, force=new)
     if isinstance(woken, wakes.Woken):
-        output.error_line(
-            f"woke {paths.name}: attempt {woken.attempt} started (pid {woken.pid}); "
-            f"its output goes to {paths.dir / 'wake.log'}"
-        )
+        output.error_line(f"woke {paths.name}: {woken.said()}; its output goes to {paths.dir / 'wake.log'}")
     elif woken.state == "busy":
         output.error_line(f"{paths.name}: {woken.why}; it takes the event when it reaches its wait")
     elif woken.state == "waiting" and new:

@@ -3,6 +3,10 @@
 Serve looks at a run only when something happens that can make it ready: an event appended to
 its inbox, an attempt ending (its `attempt.lock` closed, as it is even when the process dies),
 or a due time or the end of a back-off coming. Its own reads of the record wake nothing.
+
+`awf serve --on ray` places each attempt it wakes on a Ray cluster. An attempt on another node
+ends, and `awf send` on another machine queues, where no file event reaches this one, so serve
+then also looks at every run once every LOOK_EVERY_ON_RAY seconds.
 """
 
 from __future__ import annotations
@@ -16,23 +20,38 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import wakes
+from ..engine.errors import Refusal
+from ..engine.on_ray import Placement, parse_resources, require_ray
 from ..record import folder
 from ..record.layout import RunPaths
 from . import output
+from .errors import ExitCode
 from .run_target import TargetError, Where
 
 LONGEST_SLEEP = 3600.0  # seconds; nothing is due, but a signal is still looked at
 # The files whose change can make a run ready: its inbox, and the lock its attempt holds for life.
 WATCHED = ("events.jsonl", "attempt.lock")
 ENDING_LOOKS = 20  # looks at a run whose lock closed while its attempt still seemed alive (10 s in all)
+LOOK_EVERY_ON_RAY = 10.0  # seconds between looks at every run when attempts run on other nodes
 
 
-def serve_command(*, cwd: Path | None, run_root: Path | None) -> int:
+def serve_command(
+    *,
+    cwd: Path | None,
+    run_root: Path | None,
+    on: str | None = None,
+    ray_address: str | None = None,
+    ray_resources: str | None = None,
+) -> int:
     try:
         where = Where.of(cwd, run_root)
+        placement = _placement(on, ray_address, ray_resources)
     except TargetError as problem:
         output.error(str(problem))
         return problem.code
+    except Refusal as problem:
+        output.error(str(problem))
+        return int(ExitCode.REFUSED)
     from filelock import FileLock, Timeout
 
     where.root.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -43,16 +62,29 @@ def serve_command(*, cwd: Path | None, run_root: Path | None) -> int:
         output.error(f"another awf serve already serves {where.root}; one is enough")
         return 2
     try:
-        return Serve(where.root).run()
+        return Serve(where.root, placement).run()
     finally:
         lock.release()
+
+
+def _placement(on: str | None, address: str | None, resources: str | None) -> Placement | None:
+    """`--on ray` with its address and resources, checked before serve starts."""
+    if on is None:
+        if address is not None or resources is not None:
+            raise Refusal("--ray-address and --ray-resources go only with --on ray")
+        return None
+    if on != "ray":
+        raise Refusal(f"--on {on}: awf serve places attempts on ray, or here when --on is left out")
+    require_ray()
+    return Placement(address, parse_resources(resources))
 
 
 class Serve:
     """The loop: runs that changed or came due are looked at; the rest are left asleep."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, placement: Placement | None = None) -> None:
         self.root = root
+        self.placement = placement
         self.log = _Log(root / "serve.log")
         self.wakeup = threading.Event()
         self.stopping = False
@@ -98,13 +130,19 @@ class Serve:
             Changes(), str(self.root), recursive=True, event_filter=[FileClosedEvent, FileCreatedEvent, FileMovedEvent]
         )
         watcher.start()
-        self.log.say(f"serving {self.root}")
+        self.log.say(f"serving {self.root}" + (" (placing attempts on Ray)" if self.placement else ""))
         try:
             runs = wakes.every_run(self.root)
             for paths in runs:
                 self._look_at(paths, event=False)
             self.log.say(f"looked at {len(runs)} runs; asleep until an event comes, an attempt ends or a time is due")
+            looked = time.monotonic()
             while not self.stopping:
+                if self.placement is not None and time.monotonic() - looked >= LOOK_EVERY_ON_RAY:
+                    looked = time.monotonic()
+                    with self._guard:
+                        for paths in wakes.every_run(self.root):
+                            self._changed.setdefault((paths.workflow, paths.id), False)
                 self._look_at_ready()
                 _reap_children()
                 self.wakeup.wait(self._sleep())
@@ -120,9 +158,10 @@ class Serve:
             if self._changed:
                 return 0
             soonest = min(self._due.values(), default=None)
+        longest = LONGEST_SLEEP if self.placement is None else LOOK_EVERY_ON_RAY
         if soonest is None:
-            return LONGEST_SLEEP
-        return min(LONGEST_SLEEP, max(0.0, soonest - time.time()))
+            return longest
+        return min(longest, max(0.0, soonest - time.time()))
 
     def _look_at_ready(self) -> None:
         now = time.time()
@@ -139,12 +178,12 @@ class Serve:
 
     def _look_at(self, paths: RunPaths, event: bool) -> None:
         key = (paths.workflow, paths.id)
-        woken = wakes.wake(paths, force=event)
+        woken = wakes.wake(paths, force=event, placement=self.placement)
         if isinstance(woken, wakes.Woken):
             self._due.pop(key, None)
             self._told.pop(key, None)
             again = " (a new event: trying a crash-looping run again)" if woken.forced else ""
-            self.log.say(f"woke {paths.name}: attempt {woken.attempt} started (pid {woken.pid}){again}")
+            self.log.say(f"woke {paths.name}: {woken.said()}{again}")
             return
         with self._guard:
             ending = self._ending.pop(key, None)

@@ -20,7 +20,7 @@ def wake_command(*, target: str | None, cwd: Path | None, run_root: Path | None)
     for paths in wakes.every_run(where.root):
         woken = wakes.wake(paths)
         if isinstance(woken, wakes.Woken):
-            output.result(f"woke {paths.name} (pid {woken.pid})")
+            output.result(f"woke {paths.name}: {woken.said()}")
         elif woken.state == "crash-looping":
             output.error_line(f"skipped {paths.name}, {woken.why}")
         elif woken.state == "held-back":
@@ -32,7 +32,7 @@ def _wake_one(paths: RunPaths) -> int:
     """Wake one run now, even one given up on as crash-looping or backing off."""
     woken = wakes.wake(paths, force=True)
     if isinstance(woken, wakes.Woken):
-        output.result(f"woke {paths.name} (pid {woken.pid})")
+        output.result(f"woke {paths.name}: {woken.said()}")
         return 0
     if woken.state in ("busy", "waiting"):
         waits = "stays parked: what it waits for has not come" if woken.state == "waiting" else woken.why

@@ -165,6 +165,11 @@ except Timeout:
 """
 
 
+def require_ray() -> None:
+    """Refuse `--on ray` up front when Ray is not installed."""
+    _ray()
+
+
 def _ray() -> Any:
     try:
         import ray

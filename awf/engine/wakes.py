@@ -11,10 +11,16 @@ A run whose attempts keep dying is woken less and less often (at once after the 
 interrupted attempt, then 1, 2 and 4 s after the start of each next one) and, after five
 interrupted attempts in a row, not at all until a person runs `awf wake WORKFLOW/ID` or sends
 it an event.
+
+A run stays where it was placed: when its last attempt was placed on Ray, its next is placed on
+Ray too, with the same resources, whichever command wakes it (`awf serve --on ray` places every
+run it wakes). The woken continue is then `awf run --continue --on ray`, which returns once the
+attempt is placed; until the attempt starts, its `queued` line keeps the run busy.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -31,6 +37,7 @@ from ..record.liveness import is_alive, process_start
 from ..record.schemas import FORMAT_VERSION
 from ..record.waiting import GIVE_UP_AFTER, crash_loop_text
 from .attempt_events import held_back, is_ready, next_due, waiting_on
+from .on_ray import Placement
 
 FIRST_BACKOFF = 1.0  # seconds; doubles with each interrupted attempt after the first
 
@@ -52,6 +59,12 @@ class Woken:
     pid: int
     attempt: int
     forced: bool = False
+    on: str | None = None  # "ray": the continue places the attempt there and returns
+
+    def said(self) -> str:
+        """`attempt 2 started (pid 4242)`, or for Ray `attempt 2 being placed on Ray (pid 4242)`."""
+        how = "being placed on Ray" if self.on == "ray" else "started"
+        return f"attempt {self.attempt} {how} (pid {self.pid})"
 
 
 def wake_pid_path(paths: RunPaths) -> Path:
@@ -96,6 +109,9 @@ def look(paths: RunPaths, history: folder.History, *, force: bool = False, now: 
         return Look("ended", why="it has no attempt")
     if last.is_live():
         return Look("busy", why=f"attempt {last.number} is running (pid {last.pid})")
+    if history.queued is not None:
+        on = history.queued.get("on", "a scheduler")
+        return Look("busy", why=f"an attempt is queued on {on}, waiting for a node")
     marker = starting(paths)
     if marker is not None:
         return Look("busy", why=f"attempt {marker['attempt']} is starting (pid {marker['pid']})")
@@ -132,8 +148,9 @@ def _target(history: folder.History) -> str:
     return (history.last.start.get("file") if history.last else None) or history.run.get("file") or ""
 
 
-def wake(paths: RunPaths, *, force: bool = False) -> Woken | Look:
-    """Start the run's next attempt if it may start now, at most one at a time."""
+def wake(paths: RunPaths, *, force: bool = False, placement: Placement | None = None) -> Woken | Look:
+    """Start the run's next attempt if it may start now, at most one at a time: placed with
+    `placement` when given, else where the run's last attempt was placed, else here."""
     from filelock import FileLock
 
     with FileLock(str(paths.dir / "events.lock"), mode=0o600):
@@ -147,12 +164,14 @@ def wake(paths: RunPaths, *, force: bool = False) -> Woken | Look:
         if seen.state != "ready":
             return seen
         attempt = history.last.number + 1 if history.last else 1
-        pid = _spawn_continue(paths, history)
+        where = placement or placed_before(paths, history)
+        pid = _spawn_continue(paths, history, where)
         write_json(
             wake_pid_path(paths),
             {"version": FORMAT_VERSION, "attempt": attempt, "pid": pid, "process_start": process_start(pid)},
         )
-    return Woken(paths, pid, attempt, forced=force and history.last is not None and history.last.end is None)
+    forced = force and history.last is not None and history.last.end is None
+    return Woken(paths, pid, attempt, forced=forced, on="ray" if where is not None else None)
 
 
 def after_attempt(paths: RunPaths) -> Woken | Look | None:
@@ -183,10 +202,32 @@ def every_run(root: Path) -> list[RunPaths]:
     return found
 
 
-def _spawn_continue(paths: RunPaths, history: folder.History) -> int:
-    """Start `awf run --continue` for the run, detached, its output kept in the run's wake.log."""
+def placed_before(paths: RunPaths, history: folder.History) -> Placement | None:
+    """Where the run's last attempt was placed (on Ray, with the resources of its `queued` line);
+    None for an attempt that ran where it was started."""
+    from ..record.log import read_lines
+
+    placed = (history.last.start.get("placed") if history.last else None) or {}
+    if placed.get("on") != "ray":
+        return None
+    resources: dict[str, float] = {}
+    for line in read_lines(paths.log, kinds=frozenset({"queued"})):
+        if line.entry.get("token") == placed.get("token"):
+            resources = dict(line.entry.get("resources") or {})
+    return Placement(None, resources)
+
+
+def _spawn_continue(paths: RunPaths, history: folder.History, placement: Placement | None) -> int:
+    """Start `awf run --continue` for the run, detached, its output kept in the run's wake.log;
+    with a placement, the continue places the attempt on Ray and returns."""
     command = [sys.executable, "-m", "awf", "run", _target(history), "--id", paths.id, "--continue"]
     command += ["--run-root", str(paths.root)]
+    if placement is not None:
+        command += ["--on", "ray"]
+        if placement.address:
+            command += ["--ray-address", placement.address]
+        if placement.resources:
+            command += ["--ray-resources", json.dumps(placement.resources)]
     log = os.open(paths.dir / "wake.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         os.write(log, f"\n--- {' '.join(command)}\n".encode())
