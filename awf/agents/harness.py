@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from .processes import AgentProcess
 
@@ -99,6 +99,37 @@ class Session:
         return self.sandbox.wrap(command, env)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Capabilities:
+    """What a harness can do: every harness states all of it, as its class's `capabilities`.
+
+    `kit.capability_problems` holds each statement to the methods the harness defines
+    (docs/harnesses.md says what each promises).
+    """
+
+    # A later delivery to the agent continues its session (`session.id`): the recovery prompt and
+    # the next turn reach a program that has the conversation so far. Without, they start afresh.
+    sessions: bool
+    # It reads an answer off the program's own output (`Stopped.text`), besides `awf answer`.
+    answer_in_output: bool
+    # It reports each turn's tokens (`Stopped.usage`).
+    tokens: bool
+    # Who says what a turn cost: the program itself ("reported"), awf from the tokens with
+    # genai-prices ("priced"), or no one (None).
+    cost: Literal["reported", "priced"] | None
+    # It names the program's session file as each turn starts and reads the model calls in it, so
+    # the next attempt counts a turn cut short (a crash, a cancel, a timeout).
+    session_file: bool
+    # It runs in a terminal pane ("placement": "pane"): `pane_command`.
+    pane: bool
+    # In a pane, it tells from the program's own record when a message is done, with its tokens:
+    # `pane_watch`. Without, awf goes by the screen and records no tokens.
+    pane_finish: bool
+    # Under --sandbox, it gives the program a fresh home with only its login, and the address of
+    # its model: `sandbox_home` and `endpoints`. Without, the program needs neither.
+    sandbox_login: bool
+
+
 @dataclass(frozen=True)
 class PaneProgram:
     """The interactive program a harness runs in a terminal pane (a runtime's "placement": "pane").
@@ -118,6 +149,8 @@ class Harness:
     """The base of every harness. Subclass it in `awf/agents/harness_{name}.py` as `HARNESS`."""
 
     name: ClassVar[str] = ""
+    # What it can do: every harness states it (see Capabilities, and docs/harnesses.md).
+    capabilities: ClassVar[Capabilities]
     # A line added to the answer instructions, for a way of answering only this harness has.
     answer_hint: ClassVar[str | None] = None
     # Once the agent has answered, how long `deliver` may go on before the turn cancels it.

@@ -31,8 +31,9 @@ from typing import Any
 
 from ..record.files import write_atomic
 from . import usage_claude
-from .harness import Harness, Message, PaneProgram, Session, Stopped
-from .headless import Ran, copy_private, failure, find_program, run_delivery
+from .harness import Capabilities, Message, PaneProgram, Session, Stopped
+from .headless import Ran, copy_private, run_delivery
+from .kit import AgentCli, turn_usage
 from .sandbox import endpoint_of
 
 DEFAULT_MODEL = "sonnet"  # Claude Code's name for its latest Sonnet
@@ -50,8 +51,25 @@ PASSED_PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_", "DISABLE_")
 PASSED = ("API_TIMEOUT_MS", "MAX_THINKING_TOKENS", "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS")
 
 
-class ClaudeHarness(Harness):
+class ClaudeHarness(AgentCli):
     name = "claude"
+    capabilities = Capabilities(
+        sessions=True,
+        answer_in_output=True,
+        tokens=True,
+        cost="reported",
+        session_file=True,
+        pane=True,
+        pane_finish=True,
+        sandbox_login=True,
+    )
+    program = "claude"
+    variable = VARIABLE
+    install = INSTALL
+    tested_version = TESTED_VERSION
+    default_model = DEFAULT_MODEL
+    models = 'a model\'s name or alias ("sonnet", "opus", "claude-sonnet-4-5")'
+    efforts = EFFORTS
     answer_hint = (
         "In Claude Code, pass the answer as one argument: awf answer '<the answer>' (quote it for the shell). "
         "The permission awf gives you covers that form; a here-document or a pipe is refused."
@@ -63,20 +81,11 @@ class ClaudeHarness(Harness):
     # ends the turn with its tokens.
     pane_answer_grace = 10.0
 
-    def spec_problem(self, runtime: dict[str, Any]) -> str | None:
-        model = runtime.get("model", DEFAULT_MODEL)
-        if model is not None and (not isinstance(model, str) or not model):
-            return f'"model" is a model\'s name or alias ("sonnet", "opus", "claude-sonnet-4-5"), not {model!r}'
-        effort = runtime.get("effort")
-        if effort is not None and effort not in EFFORTS:
-            return f'"effort" is one of {", ".join(EFFORTS)}, not {effort!r}'
+    def options_problem(self, runtime: dict[str, Any]) -> str | None:
         mode = runtime.get("permission_mode")
         if mode is not None and (not isinstance(mode, str) or not mode):
             return f'"permission_mode" is a Claude Code permission mode ("acceptEdits", "plan", ...), not {mode!r}'
-        return _args_problem(runtime)
-
-    def missing(self, session: Session, env: Mapping[str, str]) -> str | None:
-        return find_program("claude", VARIABLE, env, INSTALL)[1]
+        return None
 
     def sandbox_home(self, session: Session, env: Mapping[str, str], home: Path) -> dict[str, str]:
         """A fresh CLAUDE_CONFIG_DIR holding only the login (.credentials.json), and the ANTHROPIC_,
@@ -96,7 +105,7 @@ class ClaudeHarness(Harness):
         return [endpoint] if endpoint else []
 
     async def deliver(self, session: Session, message: Message) -> Stopped:
-        program, problem = find_program("claude", VARIABLE, message.env, INSTALL)
+        program, problem = self.find(message.env)
         if program is None:
             return Stopped(failed=problem)
         ran = await run_delivery(session, message, self.command(program, session, message.env), message.text)
@@ -106,7 +115,7 @@ class ClaudeHarness(Harness):
         if isinstance(session_id, str) and session_id:
             session.id = session_id
         if not results:
-            return Stopped(failed=failure("claude", program, ran, TESTED_VERSION, _unknown_option))
+            return Stopped(failed=self.broke(program, ran))
         result = results[-1]
         usage, cost = _account(session, message, result, init)
         if result.get("is_error"):
@@ -117,7 +126,7 @@ class ClaudeHarness(Harness):
 
     def command(self, program: str, session: Session, env: Mapping[str, str]) -> list[str]:
         command = [program, "-p", "--output-format", "stream-json", "--verbose", *self._options(session)]
-        return command + self._session_options(session, env) + list(session.runtime.get("extra_args") or [])
+        return command + self._session_options(session, env) + self.extra_args(session)
 
     def _session_options(self, session: Session, env: Mapping[str, str]) -> list[str]:
         """Resume the agent's session once Claude Code has written it; else start it, named by awf."""
@@ -142,13 +151,16 @@ class ClaudeHarness(Harness):
     def pane_command(self, session: Session, env: Mapping[str, str]) -> PaneProgram:
         """Claude Code's own terminal UI, for "placement": "pane". The session is named as it starts,
         so a program started again after it exited resumes the conversation."""
-        program = find_program("claude", VARIABLE, env, INSTALL)[0] or "claude"
+        program = self.find(env)[0] or "claude"
         command = [program, *self._options(session), *self._session_options(session, env)]
-        return PaneProgram(command + list(session.runtime.get("extra_args") or []), ready=_takes_input)
+        return PaneProgram(command + self.extra_args(session), ready=_takes_input)
 
     def pane_watch(self, session: Session, message: Message) -> _Finished | None:
         file = self.session_file(session, message.env)
         return _Finished(session, message, file) if file is not None else None
+
+    def unknown_option(self, stderr: str) -> bool:
+        return "unknown option" in stderr
 
     def pane_text(self, session: Session, message: Message, fresh: bool) -> str:
         # The instructions are its system prompt, and a resumed session has the turn's prompt.
@@ -160,7 +172,7 @@ class ClaudeHarness(Harness):
         if session.sandbox is not None:
             # Searched and fetched by the model's side, past the sandbox's network allowlist.
             command += ["--disallowedTools", *WEB_TOOLS]
-        model = runtime.get("model", DEFAULT_MODEL)
+        model = self.model(session)
         if model:
             command += ["--model", model]
         if runtime.get("effort"):
@@ -207,12 +219,8 @@ class _Finished:
             return None
         cost, why, _ = delivery.priced(usage_claude.PROVIDER)
         models = list(turn.by_model)
-        usage: dict[str, Any] = {"model": models[0] if len(models) == 1 else self.model, **turn.tokens}
-        if len(models) > 1:
-            usage["models"] = models
-        if why:
-            usage["cost_unknown"] = why
-        return Stopped(usage=usage, cost=cost)
+        model = models[0] if len(models) == 1 else self.model
+        return Stopped(usage=turn_usage(model, turn.tokens, models=models, cost_unknown=why), cost=cost)
 
 
 def _size(file: Path) -> int:
@@ -225,17 +233,6 @@ def _size(file: Path) -> int:
 def _takes_input(screen: str) -> bool:
     """Its prompt box is up: a line starting with ❯, not a choice in a dialog (❯ 1. Yes)."""
     return _PROMPT_BOX.search(screen) is not None
-
-
-def _unknown_option(stderr: str) -> bool:
-    return "unknown option" in stderr
-
-
-def _args_problem(runtime: dict[str, Any]) -> str | None:
-    extra = runtime.get("extra_args")
-    if extra is not None and not (isinstance(extra, list) and all(isinstance(arg, str) for arg in extra)):
-        return f'"extra_args" is a list of the CLI\'s own arguments, as strings, not {extra!r}'
-    return None
 
 
 def _error_reason(result: dict[str, Any], ran: Ran) -> str:
@@ -274,12 +271,8 @@ def _account(
 
     models = [name for name in (since if isinstance(since, dict) else result.get("modelUsage") or {})]
     model = models[0] if len(models) == 1 else (init or {}).get("model") or session.runtime.get("model")
-    usage: dict[str, Any] = {"model": model, **tokens}
-    if len(models) > 1:
-        usage["models"] = models
-    if cost is None:
-        usage["cost_unknown"] = "Claude Code's result line gave no cost"
-    return usage, cost
+    why = "Claude Code's result line gave no cost" if cost is None else None
+    return turn_usage(model, tokens, models=models, cost_unknown=why), cost
 
 
 def _int(value: Any) -> int:

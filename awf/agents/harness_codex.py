@@ -39,8 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from . import usage_codex
-from .harness import Harness, Message, PaneProgram, Session, Stopped
-from .headless import copy_private, failure, find_program, run_delivery
+from .harness import Capabilities, Message, PaneProgram, Session, Stopped
+from .headless import JsonLines, copy_private, run_delivery
+from .kit import AgentCli, turn_usage
 from .sandbox import endpoint_of
 from .usage import price
 
@@ -62,33 +63,38 @@ _INPUT_BOX = re.compile(r"^\s*›(?!\s*\d+\.)", re.M)
 _THREAD_ID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 
 
-class CodexHarness(Harness):
+class CodexHarness(AgentCli):
     name = "codex"
+    capabilities = Capabilities(
+        sessions=True,
+        answer_in_output=True,
+        tokens=True,
+        cost="priced",
+        session_file=True,
+        pane=True,
+        pane_finish=True,
+        sandbox_login=True,
+    )
+    program = "codex"
+    variable = VARIABLE
+    install = INSTALL
+    tested_version = TESTED_VERSION
+    default_model = DEFAULT_MODEL
+    models = "a model's name (\"gpt-5.5\"), or null for codex's own default"
+    efforts = 'a reasoning effort ("low", "medium", "high")'
     # After `awf answer`, codex writes its last message and turn.completed (the tokens); in a pane,
     # task_complete in its session file.
     answer_grace = 10.0
     pane_answer_grace = 10.0
 
-    def spec_problem(self, runtime: dict[str, Any]) -> str | None:
-        model = runtime.get("model", DEFAULT_MODEL)
-        if model is not None and (not isinstance(model, str) or not model):
-            return f'"model" is a model\'s name ("gpt-5.5"), or null for codex\'s own default, not {model!r}'
-        effort = runtime.get("effort")
-        if effort is not None and (not isinstance(effort, str) or not effort):
-            return f'"effort" is a reasoning effort ("low", "medium", "high"), not {effort!r}'
+    def options_problem(self, runtime: dict[str, Any]) -> str | None:
         sandbox = runtime.get("sandbox", DEFAULT_SANDBOX)
         if sandbox not in SANDBOXES:
             return f'"sandbox" is one of {", ".join(SANDBOXES)}, not {sandbox!r}'
         limit = runtime.get("reconnect_limit", RECONNECT_LIMIT)
         if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0:
             return f'"reconnect_limit" is a number of seconds above zero, not {limit!r}'
-        extra = runtime.get("extra_args")
-        if extra is not None and not (isinstance(extra, list) and all(isinstance(arg, str) for arg in extra)):
-            return f'"extra_args" is a list of the CLI\'s own arguments, as strings, not {extra!r}'
         return None
-
-    def missing(self, session: Session, env: Mapping[str, str]) -> str | None:
-        return find_program("codex", VARIABLE, env, INSTALL)[1]
 
     def sandbox_home(self, session: Session, env: Mapping[str, str], home: Path) -> dict[str, str]:
         """A fresh CODEX_HOME holding only the login (auth.json) and the settings (config.toml, which
@@ -113,7 +119,7 @@ class CodexHarness(Harness):
         return list(OPENAI_ENDPOINTS)
 
     async def deliver(self, session: Session, message: Message) -> Stopped:
-        program, problem = find_program("codex", VARIABLE, message.env, INSTALL)
+        program, problem = self.find(message.env)
         if program is None:
             return Stopped(failed=problem)
         reconnects = _Reconnects(float(session.runtime.get("reconnect_limit", RECONNECT_LIMIT)))
@@ -144,14 +150,7 @@ class CodexHarness(Harness):
         if failed:
             return Stopped(failed=_error_reason(failed[-1]), usage=usage, cost=cost)
         if not ran.of("turn.completed"):
-            unknown = ("unexpected argument", "unrecognized subcommand", "invalid value")
-            return Stopped(
-                failed=failure(
-                    "codex", program, ran, TESTED_VERSION, lambda text: any(words in text for words in unknown)
-                ),
-                usage=usage,
-                cost=cost,
-            )
+            return Stopped(failed=self.broke(program, ran), usage=usage, cost=cost)
         said = [
             e["item"].get("text")
             for e in ran.of("item.completed")
@@ -178,17 +177,20 @@ class CodexHarness(Harness):
 
     def command(self, program: str, session: Session) -> list[str]:
         command = [program, "exec", "--json", "--skip-git-repo-check", *self._options(session)]
-        command += list(session.runtime.get("extra_args") or [])
+        command += self.extra_args(session)
         if session.id:
             command += ["resume", session.id]
         return command
+
+    def unknown_option(self, stderr: str) -> bool:
+        return any(words in stderr for words in ("unexpected argument", "unrecognized subcommand", "invalid value"))
 
     def pane_command(self, session: Session, env: Mapping[str, str]) -> PaneProgram:
         """Codex's own terminal UI, for "placement": "pane", with the options of `codex exec`. Nothing
         may wait for a person before the first prompt, nor while no one watches: no update check, and
         no approvals (as in `codex exec`). Its status line shows the thread's id first, where awf
         reads it, so a program started again after it exited resumes the thread."""
-        program = find_program("codex", VARIABLE, env, INSTALL)[0] or "codex"
+        program = self.find(env)[0] or "codex"
         command = [
             program,
             *self._options(session),
@@ -201,7 +203,7 @@ class CodexHarness(Harness):
             "features.shell_snapshot=false",
             "-c",
             f"tui.status_line={json.dumps(list(STATUS_LINE))}",
-            *(session.runtime.get("extra_args") or []),
+            *self.extra_args(session),
         ]
         session.data[_RESUMED] = bool(session.id)
         if session.id:
@@ -243,7 +245,7 @@ class CodexHarness(Harness):
             options += ["-c", 'web_search="disabled"']
         if sandbox == "workspace-write":
             options += ["--add-dir", str(session.dir)]  # where `awf answer` writes the answer
-        model = runtime.get("model", DEFAULT_MODEL)
+        model = self.model(session)
         if model:
             options += ["--model", model]
         if runtime.get("effort"):
@@ -330,35 +332,23 @@ class _Rollout:
     def __init__(self, home: Path, thread: str) -> None:
         self.home = home
         self.thread = thread
-        self.path = self._find()
-        self.offset = self.path.stat().st_size if self.path is not None else 0
-        self.rest = b""
+        path = self._find()
+        self.lines = JsonLines(path, path.stat().st_size) if path is not None else None
 
     def _find(self) -> Path | None:
         return usage_codex.session_file({"CODEX_HOME": str(self.home)}, self.thread)
 
     def events(self) -> list[dict[str, Any]]:
-        if self.path is None:
-            self.path = self._find()
-            if self.path is None:
+        if self.lines is None:
+            path = self._find()
+            if path is None:
                 return []
+            self.lines = JsonLines(path)
         try:
-            with self.path.open("rb") as file:
-                file.seek(self.offset)
-                data = file.read()
+            events = self.lines.read()
         except OSError:
             return []
-        self.offset += len(data)
-        *lines, self.rest = (self.rest + data).split(b"\n")
-        events = []
-        for line in lines:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict) and isinstance(event.get("payload"), dict):
-                events.append(event)
-        return events
+        return [event for event in events if isinstance(event.get("payload"), dict)]
 
 
 class _Finished:
@@ -456,10 +446,7 @@ def _account(
         model,
         {"input": delta["input_tokens"], "cached": delta["cached_input_tokens"], "output": delta["output_tokens"]},
     )
-    usage: dict[str, Any] = {"model": model, **tokens}
-    if why:
-        usage["cost_unknown"] = why
-    return usage, cost
+    return turn_usage(model, tokens, cost_unknown=why), cost
 
 
 def _int(value: Any) -> int:

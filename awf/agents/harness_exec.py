@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..record.files import write_atomic
-from .harness import Harness, Message, PaneProgram, Session, Stopped
+from .harness import Capabilities, Harness, Message, PaneProgram, Session, Stopped
 from .output import DEFAULT_CAP, cap_output, read_end
 
 STDERR_TAIL = 2000
@@ -40,6 +40,16 @@ def command_of(runtime: dict[str, Any]) -> list[str]:
 
 class ExecHarness(Harness):
     name = "exec"
+    capabilities = Capabilities(
+        sessions=False,
+        answer_in_output=True,
+        tokens=False,
+        cost=None,
+        session_file=False,
+        pane=True,
+        pane_finish=False,
+        sandbox_login=False,
+    )
     answer_hint = "You may instead print the answer as the last thing on your standard output."
 
     def spec_problem(self, runtime: dict[str, Any]) -> str | None:

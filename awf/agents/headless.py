@@ -1,4 +1,4 @@
-"""What the claude and codex harnesses share: a coding agent's CLI run headless for one delivery.
+"""What the harnesses of agent CLIs share: a coding agent's CLI run headless for one delivery.
 
 Each delivery starts the CLI once, with the message on stdin and its JSON lines going to a file
 in the turn's folder, and reads those lines as they come (a harness may end the process on what
@@ -81,12 +81,13 @@ class Ran:
         return read_end(self.stderr, STDERR_TAIL).strip()
 
 
-class _Lines:
-    """The JSON lines a process appends to a file, read as they come; a torn last line waits."""
+class JsonLines:
+    """The JSON lines a process appends to a file, read as they come from byte `offset` on; a torn
+    last line waits. What is not JSON is kept in `raw`."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, offset: int = 0) -> None:
         self.path = path
-        self.offset = 0
+        self.offset = offset
         self.pending = b""
         self.raw: list[str] = []
 
@@ -140,7 +141,7 @@ async def run_delivery(
     process = session.spawn(
         command, env=env or message.env, stdin=stdin, stdout=stdout, stderr=stderr, turn=message.turn
     )
-    lines = _Lines(stdout)
+    lines = JsonLines(stdout)
     events: list[dict[str, Any]] = []
     ended_because = None
     try:

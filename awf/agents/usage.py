@@ -3,8 +3,9 @@
 Claude Code and codex each keep a session file, appended as the agent works: every model call's
 tokens are in it, whether or not the CLI lived to print its result. A reader per harness
 (usage_claude, usage_codex) sums the calls between two byte offsets of that file into a
-`SessionUsage`; this module holds what they share: the sum, the reading of a file's lines, and
-the prices (genai-prices), where a model with no known price costs null, with why.
+`SessionUsage`; this module holds what every such reader shares: the sum, the one reading of a
+session file's lines, and the prices (genai-prices), where a model with no known price costs
+null, with why.
 """
 
 from __future__ import annotations
@@ -64,14 +65,17 @@ class SessionUsage:
         return record
 
 
-def read_lines(path: Path, start: int, end: int | None) -> Iterator[dict[str, Any]]:
+def read_lines(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """The JSON objects of `path` that start at or after byte `start` and end by byte `end` (the
-    end of the file when None). A last line with no newline (the CLI is writing it, or died while
-    it did) and a line that is not JSON are passed over: neither is a call awf can count."""
+    end of the file when None), each with the byte it starts at. A last line with no newline (the
+    CLI is writing it, or died while it did) and a line that is not JSON are passed over: neither
+    is a call awf can count."""
     with open(path, "rb") as handle:
         handle.seek(start)
         data = handle.read() if end is None else handle.read(max(end - start, 0))
+    offset = start
     for raw in data.splitlines(keepends=True):
+        at, offset = offset, offset + len(raw)
         if not raw.endswith(b"\n"):
             return
         try:
@@ -79,7 +83,7 @@ def read_lines(path: Path, start: int, end: int | None) -> Iterator[dict[str, An
         except ValueError:
             continue
         if isinstance(item, dict):
-            yield item
+            yield at, item
 
 
 def whole(value: Any) -> int:

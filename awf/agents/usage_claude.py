@@ -44,7 +44,7 @@ def session_file(env: Mapping[str, str], cwd: Path, session_id: str) -> Path:
 def read_usage(path: Path, start: int = 0, end: int | None = None) -> SessionUsage:
     """The calls whose replies were written between bytes `start` and `end` of the session file."""
     replies: dict[str, tuple[str, dict[str, Any]]] = {}
-    for line in read_lines(path, start, end):
+    for _, line in read_lines(path, start, end):
         message = line.get("message")
         if line.get("type") != "assistant" or not isinstance(message, dict):
             continue
@@ -77,7 +77,7 @@ def finished(path: Path, start: int) -> bool:
     """Whether the session's last reply after byte `start` ended the model's turn (it asked for no
     tool, and nothing was sent to the model after it)."""
     ended = False
-    for line in read_lines(path, start, None):
+    for _, line in read_lines(path, start, None):
         kind = line.get("type")
         message = line.get("message")
         if kind == "assistant" and isinstance(message, dict) and message.get("model") != SYNTHETIC:

@@ -11,12 +11,11 @@ one the thread's `turn_context` lines name. Codex says no cost: awf prices the t
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .usage import SessionUsage, whole
+from .usage import SessionUsage, read_lines, whole
 
 PROVIDER = "openai"
 UNKNOWN_MODEL = ""
@@ -52,10 +51,9 @@ def read_usage(path: Path, start: int = 0, end: int | None = None) -> SessionUsa
     total_before: dict[str, int] | None = None
     total_last: dict[str, int] | None = None
     totals_seen = 0
-    offset = 0
-    for line, size in _lines_with_sizes(path, end):
+    # From the file's first line: the model in force at `start`, and the total before it, are before it.
+    for offset, line in read_lines(path, 0, end):
         inside = offset >= start
-        offset += size
         payload = line.get("payload")
         if not isinstance(payload, dict):
             continue
@@ -80,18 +78,3 @@ def read_usage(path: Path, start: int = 0, end: int | None = None) -> SessionUsa
         used.add(model, {kind: max(count - before.get(kind, 0), 0) for kind, count in total_last.items()})
         used.calls = totals_seen
     return used
-
-
-def _lines_with_sizes(path: Path, end: int | None) -> Iterator[tuple[dict[str, Any], int]]:
-    """Every whole line up to `end`, with its length in bytes: the model in force at `start` is
-    named on a line before it."""
-    with open(path, "rb") as handle:
-        data = handle.read() if end is None else handle.read(end)
-    for raw in data.splitlines(keepends=True):
-        if not raw.endswith(b"\n"):
-            return
-        try:
-            item = json.loads(raw)
-        except ValueError:
-            item = None
-        yield (item if isinstance(item, dict) else {}), len(raw)
