@@ -252,11 +252,116 @@ def test_a_take_older_than_the_redo_is_not_taken_again_so_the_redo_parks_and_the
     assert not (merge.path / "ran-open-4").exists()
 
 
-def test_an_attempt_that_would_park_before_its_from_stage_stops_instead(merge: Project):
+def test_a_redo_the_look_ahead_sees_park_before_its_stage_is_refused_and_the_run_stays_parked(merge: Project):
     merge.awf("run", "merge.py", "--id", "m1")
-    result = merge.awf("run", "merge.py", "--id", "m1", "--continue", "--from-stage", "merge", "--json")
-    assert result.code == 3
-    assert "would park before it reaches --from-stage merge" in result.out["reason"]
+    for plan in ([], ["--plan"]):
+        result = merge.awf("run", "merge.py", "--id", "m1", "--continue", "--from-stage", "merge", *plan)
+        assert result.code == 2 and result.stdout == "", result.stderr
+        assert result.stderr.startswith(
+            "awf: --from-stage merge: the redo would park before it reaches stage merge, waiting for ci after stage "
+            "open, and no ci event waits in the run's inbox; a redo stops rather than park on its way, so nothing "
+            "was started.\n"
+        )
+        assert "awf send merge/m1 ci --data JSON --no-wake), then redo; or redo from a stage before the wait " in (
+            result.stderr
+        )
+        assert len(result.stderr.splitlines()) == 2
+    assert [e["kind"] for e in merge.log("merge", "m1")].count("attempt-start") == 1
+    assert "redo" not in [e["kind"] for e in merge.log("merge", "m1")]
+    assert "parked: ci" in merge.awf("runs").stdout
+    # Sent first without a wake, the event is there for the redo: it takes it, and then parks past check.
+    merge.awf("send", "merge/m1", "ci", "--data", '{"passed": true}', "--no-wake")
+    merge.awf("run", "merge.py", "--id", "m1", "--continue")
+    refused = merge.awf("run", "merge.py", "--id", "m1", "--continue", "--from-stage", "merge", "--json")
+    assert refused.code == 2 and refused.out["error"]["kind"] == "refused"
+    assert "waiting for approved or until 20" in refused.out["error"]["message"]
+    assert "--from-stage check" in refused.out["error"]["message"]
+
+
+NOTIFY = """
+    await wf.agents.open(key="notifier", runtime={"harness": "exec", "command": ["true"]})
+    ci = await wf.events.receive("ci")"""
+
+
+def test_a_redo_that_stops_rather_than_park_stays_wakeable_and_the_wake_goes_on_with_it(project: Project):
+    # An agent opened between stages: the look-ahead cannot see past it, so the redo starts.
+    project.write(
+        "merge.py", MERGE.replace("{remind}", "1h").replace('\n    ci = await wf.events.receive("ci")', NOTIFY, 1)
+    )
+    project.awf("run", "merge.py", "--id", "m1")
+    project.awf("send", "merge/m1", "ci", "--data", '{"passed": true}', "--no-wake")
+    assert project.awf("run", "merge.py", "--id", "m1", "--continue").code == 0  # parks on the race
+    redo = project.awf("run", "merge.py", "--id", "m1", "--continue", "--from-stage", "merge")
+    assert redo.code == 3
+    assert "would park before it reaches --from-stage merge" in redo.stderr
+    assert "the attempt that wakes goes on with the redo from merge" in redo.stderr
+    assert "go on:   awf send merge/m1 approved --data JSON" in redo.stderr
+    assert out(project)["waits"][0]["names"] == ["approved"]
+    assert "stopped, wakes on approved or " in project.awf("runs").stdout
+    assert project.awf("wake").stdout == ""  # nothing it waits for has come
+    sent = project.awf("send", "merge/m1", "approved", "--data", '{"by": "ann"}')
+    assert sent.code == 0 and "woke merge/m1: attempt 4 started" in sent.stderr, sent.stderr
+    assert wait_attempt_end(project, 4)["outcome"] == "completed"
+    assert (project.path / "ran-merge-4").exists() and not (project.path / "ran-check-4").exists()
+
+
+def test_a_redo_that_stops_before_a_sleep_is_woken_when_the_sleep_is_due(project: Project):
+    project.write(
+        "cool.py",
+        """
+from pathlib import Path
+
+import awf
+
+@awf.workflow(name="merge", description="Cool off, then go.", events={"unused": None})
+async def cool(wf):
+    await wf.stage("before", lambda: None)
+    if Path("hold").exists():
+        wf.stop("held")
+    await wf.agents.open(key="notifier", runtime={"harness": "exec", "command": ["true"]})
+    await wf.events.sleep("cool-off", "3s")
+    return await wf.stage("after", lambda: wf.attempt, result={"type": "integer"})
+""",
+    )
+    (project.path / "hold").touch()
+    project.awf("run", "cool.py", "--id", "m1")
+    (project.path / "hold").unlink()  # the redo's attempt is the first to reach the sleep: it is due 3 s after
+    redo = project.awf("run", "cool.py", "--id", "m1", "--continue", "--from-stage", "after", "--json")
+    assert redo.code == 3 and redo.out["waits"][0]["due"]
+    due = datetime.fromisoformat(redo.out["waits"][0]["due"]).timestamp()
+    time.sleep(max(0.0, due - time.time()) + 0.1)
+    assert "woke merge/m1" in project.awf("wake").stdout
+    assert wait_attempt_end(project, 3)["outcome"] == "completed"
+    assert out(project)["value"] == 3
+
+
+@pytest.mark.parametrize("resume", [True, False])
+def test_a_redo_that_would_park_on_a_time_before_its_stage_is_refused(project: Project, resume: bool):
+    project.write(
+        "cool.py",
+        """
+import awf
+
+@awf.workflow(name="merge", description="Cool off, then go.", events={"unused": None})
+async def cool(wf):
+    await wf.stage("before", lambda: None)
+    await wf.events.sleep("cool-off", "1h")
+    return await wf.stage("after", lambda: wf.attempt, result={"type": "integer"})
+""",
+    )
+    if resume:
+        project.awf("run", "cool.py", "--id", "m1")
+    more = ["--continue"] if resume else []
+    result = project.awf("run", "cool.py", "--id", "m1", *more, "--from-stage", "after")
+    assert result.code == 2, result.stderr
+    assert "the redo would park before it reaches stage after, waiting until 20" in result.stderr
+    if resume:
+        assert "Redo once that time has passed; or redo from a stage before the wait (--from-stage before)" in (
+            result.stderr
+        )
+    else:
+        assert "Start the run from its first stage: it parks at the wait, and awf send wakes it" in result.stderr
+        assert not project.run_dir("merge", "m1").exists()
 
 
 def test_a_crash_inside_the_redo_does_not_drop_it(merge: Project):

@@ -145,7 +145,7 @@ def _wake(paths: folder.RunPaths, name: str, new: bool) -> None:
         output.error_line(f"{paths.name}: {woken.why}; it takes the event when it reaches its wait")
     elif woken.state == "waiting" and new:
         waiting = waits_text(waiting_on(paths, folder.read_history(paths, ended_stages=False)) or [])
-        output.error_line(f"run {paths.name} stays parked: it waits for {waiting}, not {name}")
+        output.error_line(f"run {paths.name} is not woken: it waits for {waiting}, not {name}")
     elif woken.state == "ended":
         output.error_line(f"the event waits in the inbox of {paths.name} for a continue ({woken.why})")
     else:

@@ -135,11 +135,17 @@ def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
             from_stage = request.from_stage or _inherited_from_stage(history)
         look = None
         if from_stage or request.preview:
-            look = _look_ahead(workflow, args, paths, run_cwd, attempt, records, from_stage, values or {}, mark)
+            look = _look_ahead(
+                workflow, args, paths, run_cwd, attempt, records, from_stage, values or {}, mark, request.preview
+            )
         if look is not None and request.from_stage and look.returned:
             refusal = from_stage_rules.unknown_refusal(request.from_stage, records, [s.name for s in look.seen])
             if refusal:
                 raise Refusal(refusal)
+        if look is not None and request.from_stage and look.parks_before_start and not look.needs:
+            from . import attempt_events
+
+            raise Refusal(attempt_events.park_refusal(paths, request, look))
         preset = _check_look_ahead(request, paths, look, from_stage, values, records) if look else None
         if request.preview:
             assert look is not None
@@ -309,6 +315,7 @@ def _look_ahead(
     from_stage: str | None,
     values: dict[str, Any],
     mark: RedoMark | None,
+    preview: bool = False,
 ) -> LookAhead:
     from .lookahead import LookAhead, look_ahead  # deferred: only --from-stage and --plan look ahead
 
@@ -321,7 +328,8 @@ def _look_ahead(
         workflow_version=workflow.version,
         schema_base=workflow.base_dir,
     )
-    state.look_ahead = LookAhead()
+    # A preview of a run with events looks past the start point too, for where the attempt would park.
+    state.look_ahead = LookAhead(beyond_start=preview and bool(workflow.events))
     if workflow.events:
         from . import attempt_events
 
@@ -1026,14 +1034,17 @@ def _parked(
     from_stage: str | None,
     make: Callable[..., Ending],
 ) -> Ending:
-    if from_stage and not state.plan.reached:
-        return make(
-            attempt_outcome.STOPPED,
-            reason=f"the attempt would park before it reaches --from-stage {from_stage} "
-            f"({park.text}); a redo stops rather than park on its way",
-            redo=from_stage,
+    redoing = bool(from_stage and not state.plan.reached)
+    if redoing:
+        # The seeds' rule: a redo stops rather than park on its way. Its waits are kept, so the run
+        # stays wakeable, and the wake goes on with the redo.
+        reason = (
+            f"the attempt would park before it reaches --from-stage {from_stage} "
+            f"({park.text}); a redo stops rather than park on its way"
         )
-    ending = make(attempt_outcome.PARKED, stage=state.current_stage, reason=park.text)
+        ending = make(attempt_outcome.STOPPED, reason=reason, redo=from_stage)
+    else:
+        ending = make(attempt_outcome.PARKED, stage=state.current_stage, reason=park.text)
     ending.waits = park.waits
     names = sorted({name for wait in park.waits for name in wait.get("names") or []})
     name = claimed.paths.name
@@ -1041,6 +1052,8 @@ def _parked(
     ending.hints = [f"wakes on: awf send {name} {n} --data JSON" for n in names]
     if any(wait.get("due") for wait in park.waits):
         ending.hints.append("wakes after the due time with: awf wake (for cron) or a running awf serve")
+    if redoing:
+        ending.hints.append(f"the attempt that wakes goes on with the redo from {from_stage}")
     return ending
 
 

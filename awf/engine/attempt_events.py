@@ -10,8 +10,11 @@ from ..record.clock import parse_iso
 from ..record.inbox import read_events
 from ..record.layout import RunPaths
 from .context import AttemptState
+from .errors import Park
 from .events import EventsApi, Replay
+from .lookahead import LookAhead
 from .plan import RedoMark
+from .request import RunRequest
 from .schema import load_schema
 from .workflow import Workflow
 
@@ -63,10 +66,34 @@ def redo_mark(paths: RunPaths, attempt: int, from_stage: str | None) -> tuple[Re
     ), None
 
 
+def park_refusal(paths: RunPaths, request: RunRequest, look: LookAhead) -> str:
+    """Why a --from-stage the look-ahead sees parking before its stage is refused, and what to do."""
+    assert look.park is not None
+    park = Park(look.park)
+    after = look.waits[-1].after if look.waits else None
+    names = sorted({name for wait in look.park for name in wait.get("names") or []})
+    where = f"after stage {after}" if after else "before any stage"
+    queued = f", and no {' or '.join(names)} event waits in the run's inbox" if names else ""
+    text = (
+        f"--from-stage {request.from_stage}: the redo would park before it reaches stage {request.from_stage}, "
+        f"{park.text} {where}{queued}; a redo stops rather than park on its way, so nothing was started.\n"
+    )
+    earlier = f"; or redo from a stage before the wait (--from-stage {after})" if after else ""
+    if not request.resume:
+        return text + f"Start the run from its first stage: it parks at the wait, and awf send wakes it{earlier}"
+    if names:
+        send = f"awf send {paths.name} {names[0]} --data JSON --no-wake"
+        return text + f"Send the event first without waking the run ({send}), then redo{earlier}"
+    return text + f"Redo once that time has passed{earlier}"
+
+
 def waiting_on(paths: RunPaths, history: folder.History) -> list[dict[str, Any]] | None:
-    """What a parked run waits for, or None when it is not parked."""
+    """What a parked run waits for, or None when it does not wait.
+
+    A redo that stopped rather than park before its stage waits too: its ending keeps the waits,
+    so a send, a wake or serve go on with the redo when what it waits for comes."""
     last = history.last
-    if last is None or last.end is None or last.end["outcome"] != "parked":
+    if last is None or last.end is None or "waits" not in last.end:
         return None
     return list(last.end.get("waits") or [])
 
@@ -89,7 +116,7 @@ def is_ready(paths: RunPaths, history: folder.History, now: float | None = None)
 def next_due(history: folder.History) -> float | None:
     """The earliest due time a parked run waits for."""
     last = history.last
-    if last is None or last.end is None or last.end["outcome"] != "parked":
+    if last is None or last.end is None:
         return None
     dues = [parse_iso(wait["due"]) for wait in last.end.get("waits") or [] if wait.get("due")]
     return min(dues) if dues else None

@@ -249,7 +249,7 @@ class Context:
             raise WorkflowError(f"stage {name}: its work must be a callable (an async def of no arguments)")
         schema = load_schema(result, state.schema_base, f"stage {name}") if result is not None else None
         if state.look_ahead is not None:
-            return state.look_ahead.enter(name, schema, state.plan)
+            return state.look_ahead.enter(name, schema, state.plan, state.events.replayed if state.events else None)
         if state.cancel_reason is not None:
             # A signal or the deadline came while code between stages ran without awaiting: no
             # stage is entered after it.

@@ -114,8 +114,9 @@ class EventsApi:
         recorded = self._replay.races.get(key)
         if recorded is not None:
             self.replayed.append(key)
-            return Winner(recorded["winner"], self._event(recorded.get("event")))
-        self._not_looking_ahead()
+            winner = Winner(recorded["winner"], self._event(recorded.get("event")))
+            self._seen(key, [n for wait in branches.values() for n in wait.names], "replayed", winner.event)
+            return winner
         ready: list[tuple[str, str, Event | None]] = []
         waits = []
         for branch, wait in branches.items():
@@ -141,7 +142,10 @@ class EventsApi:
             )
         ready.sort(key=lambda item: parse_iso(item[0]))
         _, branch, event = ready[0]
-        self._append("race", wait=key, winner=branch, event=event.id if event else None)
+        if self._looking_ahead:
+            self._seen(key, [n for w in waits for n in w.get("names", [])], "queued" if event else "due", event)
+        else:
+            self._append("race", wait=key, winner=branch, event=event.id if event else None)
         if event is not None:
             self._replay.taken.add(event.id)
         return Winner(branch, event)
@@ -152,14 +156,12 @@ class EventsApi:
         if wait.kind in ("receive", "select"):
             return self._take(wait)
         key = self._key(wait.kind, wait.names)
-        if self._state.look_ahead is None or key in self._replay.timers:
-            due = self._due(key, wait.seconds or 0)
-            if time.time() >= due:
-                return None
-            self._not_looking_ahead()
-            raise self._park([{"wait": key, "names": [], "due": iso(due)}])
-        self._not_looking_ahead()
-        return None
+        due = self._due(key, wait.seconds or 0)
+        if time.time() >= due:
+            if self._looking_ahead:
+                self._seen(key, [], "due", None)
+            return None
+        raise self._park([{"wait": key, "names": [], "due": iso(due)}])
 
     def _take(self, wait: Wait) -> Event:
         key = self._key(wait.kind, wait.names)
@@ -168,12 +170,15 @@ class EventsApi:
             event = self._event(recorded["event"])
             if event is not None:
                 self.replayed.append(key)
+                self._seen(key, list(wait.names), "replayed", event)
                 return event
-        self._not_looking_ahead()
         event = self._oldest(wait.names)
         if event is None:
             raise self._park([{"wait": key, "names": list(wait.names), "due": None}])
-        self._append("take", wait=key, event=event.id, name=event.name)
+        if self._looking_ahead:
+            self._seen(key, list(wait.names), "queued", event)
+        else:
+            self._append("take", wait=key, event=event.id, name=event.name)
         self._replay.taken.add(event.id)
         return event
 
@@ -215,14 +220,19 @@ class EventsApi:
         return entry
 
     def _park(self, waits: list[dict[str, Any]]) -> Park:
+        """The attempt parks here; the look-ahead, which waits for nothing, notes that it would and ends."""
+        if self._looking_ahead:
+            self._state.look_ahead.would_park(waits)
         return Park(waits)
 
-    def _not_looking_ahead(self) -> None:
-        if self._state.look_ahead is not None:
-            self._state.look_ahead.ended = "a wait for events; the look-ahead does not wait"
-            from .lookahead import LookAheadEnd
+    @property
+    def _looking_ahead(self) -> bool:
+        """The look-ahead sees each wait through, as the attempt would answer it now, and records nothing."""
+        return self._state.look_ahead is not None
 
-            raise LookAheadEnd("wait")
+    def _seen(self, key: str, names: list[str], how: str, event: Event | None) -> None:
+        if self._looking_ahead:
+            self._state.look_ahead.waited(key, names, how, event.id if event else None)
 
     def _check_names(self, names: tuple[str, ...], call: str) -> None:
         for name in names:

@@ -4,7 +4,11 @@ Used to find the values a start part-way needs, to check a --values file before 
 recorded, and to preview a continue (--plan). Stages before the start point hand back their
 recorded value, the value given, or a stand-in that fits their schema; the code between stages
 runs, as it does on every attempt; no stage's work is called, no agent is opened and nothing
-is written. The look-ahead ends at the start point, at a stop, or where it cannot see further.
+is written. A wait for events is answered as the attempt would answer it now (a recorded take,
+an event in the inbox, a due time passed), or is where the attempt would park. The look-ahead
+ends at the start point, at a park, at a stop, or where it cannot see further; previewing a run
+with events, it goes on past the start point, each stage that would run handing back its
+recorded value or a stand-in, to find where the attempt would park.
 """
 
 from __future__ import annotations
@@ -44,24 +48,66 @@ class Seen:
 
 
 @dataclass
+class SeenWait:
+    """A wait for events the look-ahead reached, and how the attempt would answer it."""
+
+    wait: str  # its key: {stage}/{kind}:{names}#{occurrence}
+    after: str | None  # the last stage entered before it
+    names: list[str]
+    how: str  # replayed (its answer is recorded), queued (an event in the inbox), due (its time came), parks
+    event: str | None = None  # the event it hands back
+    due: str | None = None  # for a wait that parks on a time
+
+
+@dataclass
 class LookAhead:
     """What the look-ahead found."""
 
     seen: list[Seen] = field(default_factory=list)
     start: tuple[str, str] | None = None  # the start point and why
+    beyond_start: bool = False  # go on past the start point (a preview of a run with events)
+    beyond: list[Seen] = field(default_factory=list)  # the stages entered after the start point, and how
+    waits: list[SeenWait] = field(default_factory=list)
+    park: list[dict[str, Any]] | None = None  # what the attempt would park waiting for
     halt: tuple[str, Halt] | None = None  # the stage a continue would stop at, and why
     stop: str | None = None  # a wf.stop between stages
     ended: str | None = None  # where it could not see further
     returned: bool = False  # the workflow returned before reaching a start point
+    completes: bool = False  # it returned after its start point (looking beyond it)
     value_problems: list[str] = field(default_factory=list)  # values given that do not fit
 
     @property
     def needs(self) -> list[Seen]:
         return [item for item in self.seen if item.how == "needs"]
 
-    def enter(self, name: str, schema: Schema | None, plan: StagePlan) -> Any:
-        """Decide as the real attempt would, but hand back a value instead of running anything."""
+    @property
+    def parks_before_start(self) -> bool:
+        """The attempt would park before it reaches its start point."""
+        return self.park is not None and self.start is None
+
+    def waited(self, wait: str, names: list[str], how: str, event: str | None) -> None:
+        self.waits.append(SeenWait(wait, self._last_stage, names, how, event))
+
+    def would_park(self, waits: list[dict[str, Any]]) -> None:
+        """The attempt would park here: the look-ahead, which waits for nothing, ends."""
+        for wait in waits:
+            names = list(wait.get("names") or [])
+            self.waits.append(SeenWait(wait["wait"], self._last_stage, names, "parks", None, wait.get("due")))
+        self.park = waits
+        raise LookAheadEnd("park")
+
+    @property
+    def _last_stage(self) -> str | None:
+        entered = [*self.seen, *([Seen(self.start[0], "start")] if self.start else []), *self.beyond]
+        return entered[-1].name if entered else None
+
+    def enter(self, name: str, schema: Schema | None, plan: StagePlan, replayed: list[str] | None = None) -> Any:
+        """Decide as the real attempt would, but hand back a value instead of running anything.
+
+        `replayed`: the waits answered from the record so far, which a redo reached keeps."""
         decision = plan.enter(name, schema)
+        if self.start is not None:
+            return self._beyond(name, schema, plan, decision)
         if isinstance(decision, Halt):
             if decision.bad_value:
                 self.value_problems.append(decision.reason)
@@ -76,7 +122,34 @@ class LookAhead:
             self.seen.append(Seen(name, decision.how, decision.record, schema))
             return decision.value
         self.start = (name, decision.why or "")
-        raise LookAheadEnd("start point")
+        if not self.beyond_start:
+            raise LookAheadEnd("start point")
+        redo = plan.redo
+        if redo is not None and name == redo.stage and not redo.reached:
+            # As the attempt marks it on reaching the redo's stage; here only in memory.
+            redo.reached, redo.before_stages, redo.before_waits = True, set(plan.reused), set(replayed or [])
+        return self._would_run(name, schema, plan)
+
+    def _beyond(self, name: str, schema: Schema | None, plan: StagePlan, decision: Any) -> Any:
+        """A stage after the start point: reused, or run (its work not called: its record's value stands in)."""
+        if isinstance(decision, Halt):
+            self.halt = (name, decision)
+            raise LookAheadEnd("halt")
+        if isinstance(decision, Reuse):
+            self.beyond.append(Seen(name, decision.how, decision.record, schema))
+            return decision.value
+        self.beyond.append(Seen(name, "runs", None, schema))
+        return self._would_run(name, schema, plan)
+
+    def _would_run(self, name: str, schema: Schema | None, plan: StagePlan) -> Any:
+        record = plan.records.get(name)
+        if isinstance(record, dict) and record.get("outcome") == "succeeded":
+            if schema is None:
+                return None
+            value, problem = schema.load(record.get("value"))
+            if not problem:
+                return value
+        return _stand_in(schema) if schema is not None else None
 
     def agent(self) -> None:
         """An agent between stages: the look-ahead does not ask it, and cannot see past it."""
@@ -98,7 +171,10 @@ def look_ahead(workflow: Any, context: Any, args: dict[str, Any], cwd: Path) -> 
     async def main() -> None:
         try:
             await workflow.run(context, **args)
-            found.returned = True
+            if found.start is None:
+                found.returned = True
+            else:
+                found.completes = True
         except LookAheadEnd:
             pass
         except Stop as stop:

@@ -60,7 +60,8 @@ def _status(summary: RunSummary) -> str:
 def status_text(
     status: str, waits: list[dict[str, Any]] | None, queued: int | None, crashes: int | None, workflow: str, run_id: str
 ) -> str:
-    text = f"{status}: {waits_text(waits)}" if waits else status
+    # A redo that stopped rather than park on its way still waits: a wake goes on with it.
+    text = (f"{status}: " if status == "parked" else f"{status}, wakes on ") + waits_text(waits) if waits else status
     if queued:
         text += f" · {queued} queued"
     if crashes:
