@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import continuing, machine, memory, output, scale, serving, stage_overhead, startup
+from . import cluster, continuing, machine, memory, output, scale, serving, stage_overhead, startup
 from .harness import Figure, render
 from .session import Config, Session
 
@@ -27,6 +27,7 @@ def families() -> list[tuple[str, Family]]:
         ("scale", scale.figures),
         ("reading", reading_figures),
         ("serve", serving.figures),
+        ("cluster", cluster.figures),
     ]
 
 

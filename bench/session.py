@@ -57,6 +57,7 @@ class Config:
     large_repeats: int = 2  # samples at sizes above the headline size
     startup_repeats: int = 20  # commands that take tens of milliseconds need more samples
     output_bytes: int = 2**30  # what the agent of the output figures prints before its answer
+    placed: int = 100  # the runs placed on Ray at once
 
     @classmethod
     def full(cls) -> Config:
@@ -70,7 +71,14 @@ class Config:
     def tiny(cls) -> Config:
         """Every benchmark once at toy sizes: what the tests run so the code cannot rot."""
         return cls(
-            stages=4, scale=(2, 4, 8), runs=12, repeats=2, large_repeats=1, startup_repeats=1, output_bytes=2**20
+            stages=4,
+            scale=(2, 4, 8),
+            runs=12,
+            repeats=2,
+            large_repeats=1,
+            startup_repeats=1,
+            output_bytes=2**20,
+            placed=4,
         )
 
     def repeats_at(self, size: int) -> int:

@@ -382,3 +382,18 @@ def test_a_run_placed_on_ray_that_parks_is_woken_by_awf_send_onto_the_cluster_ag
     )
     starts = [json.loads(line) for line in runs.read_text().splitlines() if '"attempt-start"' in line]
     assert [start["placed"]["on"] for start in starts] == ["ray", "ray"]
+
+
+def test_the_cluster_benchmark_runs_to_its_table(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--tiny", "--only", "cluster", "--dir", str(tmp_path)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| cluster")]
+    assert len(rows) == 3 and not [row for row in rows if "error:" in row or "skipped:" in row], done.stdout
+    assert "placed at once" in done.stdout and "local run" in done.stdout
