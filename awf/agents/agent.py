@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from ..record import folder
+from ..record import entries
 from .channel import AgentChannel
 from .harness import Harness, Session
 from .host import Host
@@ -127,18 +127,18 @@ class Agent:
         self.turns = 0
         self.busy = False
         self.ends = 0  # how many times it was ended: a turn that sees this change was cancelled
-        fields: dict[str, Any] = {
-            "attempt": host.attempt,
-            "agent": spec.key,
-            "harness": spec.harness,
-            "model": spec.model,
-            **spec.as_record(),
-            "dir": str(self.dir),
-        }
         stage = host.stage()
+        opened = entries.agent(
+            attempt=host.attempt,
+            agent=spec.key,
+            harness=spec.harness,
+            model=spec.model,
+            **spec.as_record(),
+            dir=str(self.dir),
+        )
         if stage is not None:
-            fields["stage"] = stage
-        folder.append_line(host.log, folder.entry("agent", **fields), sync=False)
+            opened["stage"] = stage
+        entries.append(host.log, opened)
 
     def _sandbox(self) -> Any:
         from .sandbox import AgentSandbox
@@ -220,6 +220,6 @@ class Agent:
             why = f"{type(error).__name__}: {error}"
             message = f"the {self.spec.harness} harness could not close agent {self.key}: {why}"
             host = self._host
-            folder.append_line(host.log, folder.entry("log", attempt=host.attempt, message=message))
+            entries.append(host.log, entries.log(attempt=host.attempt, message=message))
         finally:
             self._book.end(self.key)

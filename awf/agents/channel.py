@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..record import file_kinds
 from ..record.clock import iso, now_iso
 from ..record.files import FILE_MODE, ensure_dir, fsync_dir, write_atomic, write_json
 from ..record.folder import read_json_file
-from ..record.schemas import FORMAT_VERSION
 
 AGENT_FILE = "agent.json"
 TURN_FILE = "turn.json"
@@ -60,22 +60,16 @@ class AgentChannel:
 
     dir: Path
     token: str
-    fields: dict[str, Any]
+    fields: file_kinds.AgentFile
 
     @classmethod
     def create(cls, agent_dir: Path, *, run: str, attempt: int, agent: str, harness: str) -> AgentChannel:
         for folder in (agent_dir.parent.parent, agent_dir.parent, agent_dir):
             ensure_dir(folder)  # one at a time: parents made on the way get the default mode
         token = secrets.token_hex(16)
-        fields = {
-            "version": FORMAT_VERSION,
-            "run": run,
-            "attempt": attempt,
-            "agent": agent,
-            "harness": harness,
-            "token_sha256": _token_hash(token),
-            "turn": 0,
-        }
+        fields = file_kinds.agent_file(
+            run=run, attempt=attempt, agent=agent, harness=harness, token_sha256=_token_hash(token), turn=0
+        )
         channel = cls(agent_dir, token, fields)
         write_json(agent_dir / AGENT_FILE, fields)
         _write_shim(agent_dir.parent / ".bin")
@@ -87,17 +81,16 @@ class AgentChannel:
         ensure_dir(folder)
         write_json(
             folder / TURN_FILE,
-            {
-                "version": FORMAT_VERSION,
-                "run": self.fields["run"],
-                "attempt": self.fields["attempt"],
-                "agent": self.fields["agent"],
-                "turn": number,
-                "schema": schema,
-                "opened": now_iso(),
-                "deadline": iso(deadline) if deadline else None,
-                "label": label,  # for `awf watch`, which shows the turn as `awf run` does
-            },
+            file_kinds.turn_file(
+                run=self.fields["run"],
+                attempt=self.fields["attempt"],
+                agent=self.fields["agent"],
+                turn=number,
+                schema=schema,
+                opened=now_iso(),
+                deadline=iso(deadline) if deadline else None,
+                label=label,
+            ),
         )
         self.fields["turn"] = number
         write_json(self.dir / AGENT_FILE, self.fields)
@@ -138,17 +131,9 @@ def settle_once(
 ) -> dict[str, Any] | None:
     """Settle the turn in `folder` with this outcome; None when it had settled already."""
     number = int(folder.name.removeprefix("turn-"))
-    record = {
-        "version": FORMAT_VERSION,
-        "turn": number,
-        "outcome": outcome,
-        "value": value,
-        "reason": reason,
-        "by": by,
-        "at": now_iso(),
-    }
+    record = file_kinds.turn_outcome(turn=number, outcome=outcome, value=value, reason=reason, by=by, at=now_iso())
     text = json.dumps(record, ensure_ascii=False, allow_nan=False, indent=2) + "\n"
-    return record if _create_once(folder / OUTCOME_FILE, text) else None
+    return {**record} if _create_once(folder / OUTCOME_FILE, text) else None
 
 
 def _create_once(path: Path, text: str) -> bool:

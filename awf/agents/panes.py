@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..record import folder
+from ..record import entries
 from ..record.errors import RecordError
 from ..record.files import write_atomic
 from ..record.liveness import is_alive, process_start
@@ -221,10 +221,9 @@ class PaneHarness(Harness):
             pane = self._open(session, mux, launcher)
         panes.pane = pane
         if session.log is not None:
-            folder.append_line(
+            entries.append(
                 session.log,
-                folder.entry(
-                    "pane",
+                entries.pane(
                     attempt=session.attempt,
                     agent=session.key,
                     turn=message.turn,
@@ -261,10 +260,9 @@ class PaneHarness(Harness):
         if panes.keep and not _last_turn_answered(session):
             # Left for a person to read; a later turn of this agent gets a new window.
             if session.log is not None:
-                folder.append_line(
+                entries.append(
                     session.log,
-                    folder.entry(
-                        "log",
+                    entries.log(
                         attempt=session.attempt,
                         message=(
                             f"agent {session.key}'s pane stays open (keep_pane), in {pane.workspace!r}: "

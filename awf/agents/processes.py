@@ -15,9 +15,8 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-from ..record import folder
+from ..record import entries
 from ..record.files import FILE_MODE
 from ..record.liveness import process_start
 
@@ -146,7 +145,7 @@ class ProcessBook:
             )
         process = AgentProcess(popen, command)
         self.processes.append((agent, process))
-        fields: dict[str, Any] = {
+        fields: entries.AgentProcessFields = {
             "attempt": self.attempt,
             "agent": agent,
             "pid": process.pid,
@@ -156,7 +155,7 @@ class ProcessBook:
         }
         if stage is not None:
             fields["stage"] = stage
-        folder.append_line(self.log, folder.entry("agent-process", **fields))
+        entries.append(self.log, entries.agent_process(**fields))
         return process
 
     def end(self, agent: str | None = None, grace: float = END_GRACE) -> None:

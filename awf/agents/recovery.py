@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..record import folder as record
+from ..record import entries
 from ..record.costs import money
 from ..record.log import read_lines
 from .harness import Harness, Session
@@ -68,18 +68,18 @@ def settle(log: Path, attempt: int, env: Mapping[str, str] | None = None, *, own
         if harness is None:
             continue
         fields = _read(harness, turn, env)
-        line = {
-            "attempt": turn.attempt,
-            "agent": turn.agent,
-            "turn": turn.turn,
+        line = entries.usage(
+            attempt=turn.attempt,
+            agent=turn.agent,
+            turn=turn.turn,
             **({"stage": turn.start["stage"]} if isinstance(turn.start.get("stage"), str) else {}),
-            "harness": turn.start.get("harness"),
-            "by_attempt": attempt,
-            "session": turn.session.get("session"),
+            harness=turn.start["harness"],
+            by_attempt=attempt,
+            session=turn.session.get("session"),
             **fields,
-            "recovered": True,
-        }
-        record.append_line(log, record.entry("usage", **line))
+            recovered=True,
+        )
+        entries.append(log, line)
         summed = found.setdefault(turn.attempt, Recovered(turn.attempt))
         tokens = fields.get("tokens")
         where = f"agent {turn.agent}, turn {turn.turn}"

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..record import folder as record
+from ..record import entries
 from .harness import Harness, Session
 
 LOOK_AGAIN = 1.0  # seconds between looks for the file of a session named, while it is not there
@@ -53,10 +53,9 @@ class SessionMarks:
             except Exception:  # a harness's bug costs the record of its session, never the turn
                 pass
         self.id, self.file = self.session.id, self._file()
-        record.append_line(
+        entries.append(
             self.log,
-            record.entry(
-                "turn-start",
+            entries.turn_start(
                 **self.fields,
                 harness=harness_name,
                 session=self.id,
@@ -77,10 +76,9 @@ class SessionMarks:
         if not new and file is None:
             return
         self.id, self.file = self.session.id, file
-        record.append_line(
+        entries.append(
             self.log,
-            record.entry(
-                "session",
+            entries.session(
                 **self.fields,
                 session=self.id,
                 session_file=str(file) if file else None,

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ..record import folder as record
+from ..record import entries
 from ..record.clock import format_duration, iso
 from . import turn_outcome as kinds
 from .answers import last_document, read_answer
@@ -318,7 +318,7 @@ def _finish(
 ) -> Turn[Any]:
     ended = time.time()
     outcome = _outcome(settled, typed)
-    fields: dict[str, Any] = {
+    fields: entries.TurnFields = {
         "attempt": host.attempt,
         "agent": agent.key,
         "turn": talk.number,
@@ -345,7 +345,7 @@ def _finish(
         fields["value"] = settled.get("value")  # plain JSON, as the agent gave it
     if stage is not None:
         fields["stage"] = stage
-    record.append_line(host.log, record.entry("turn", **fields))
+    entries.append(host.log, entries.turn(**fields))
     host.progress.agent_turn_ended(stage, agent.key, outcome.kind, outcome.reason, ended - started)
     return Turn(
         agent.key,

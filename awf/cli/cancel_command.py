@@ -13,7 +13,7 @@ import signal
 import socket
 from pathlib import Path
 
-from ..record import folder
+from ..record import entries, folder
 from ..record.liveness import this_boot
 from . import output
 from .errors import CommandError, ExitCode
@@ -25,9 +25,8 @@ def cancel_command(*, target: str, cwd: Path | None, run_root: Path | None) -> i
     history = folder.read_history(paths)
     here = socket.gethostname()
     if history.queued is not None:
-        folder.append_line(
-            paths.log,
-            folder.entry("unqueued", token=history.queued["token"], reason=f"withdrawn by awf cancel on {here}"),
+        entries.append(
+            paths.log, entries.unqueued(token=history.queued["token"], reason=f"withdrawn by awf cancel on {here}")
         )
         output.error_line(f"withdrew the queued attempt of {paths.name}: it will not start")
         return int(ExitCode.READ_OK)
@@ -43,7 +42,7 @@ def cancel_command(*, target: str, cwd: Path | None, run_root: Path | None) -> i
     local = start.startswith(this_boot() + ":") or not start
     # On another machine the task that placed the attempt passes the request on; here it is sent
     # now, and only once: a second SIGTERM would end the attempt at once, with no ending.
-    folder.append_line(paths.log, folder.entry("cancel", attempt=last.number, pid=last.pid, by=here, sent=local))
+    entries.append(paths.log, entries.cancel(attempt=last.number, pid=last.pid, by=here, sent=local))
     if local:
         try:
             os.kill(last.pid, signal.SIGTERM)

@@ -22,7 +22,7 @@ from typing import Any
 from ..engine import wakes
 from ..engine.errors import Refusal
 from ..engine.on_ray import Placement, parse_resources, require_ray
-from ..record import folder
+from ..record.files import append_line
 from ..record.layout import RunPaths
 from . import output
 from .errors import ExitCode
@@ -221,4 +221,4 @@ class _Log:
     def say(self, text: str) -> None:
         line = f"{datetime.now().astimezone().isoformat(timespec='seconds')} {text}"
         output.error_line(line)
-        folder.append_line(self.path, {"at": line[:25], "text": text}, sync=False)
+        append_line(self.path, {"at": line[:25], "text": text}, sync=False)

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..record import folder
+from ..record import entries, file_kinds, folder
 from ..record.clock import age, iso, now_iso
 from ..record.errors import RecordError, RecordWriteError
 from ..record.layout import RunPaths, root_problem, run_root_for
@@ -214,7 +214,7 @@ class _Claimed:
 class _Identity:
     paths: RunPaths
     args: dict[str, Any]
-    run_fields: dict[str, Any]
+    run_fields: entries.RunFields
     cwd: Path
     sandbox: Any = None
 
@@ -462,7 +462,7 @@ def _new_identity(request: RunRequest, workflow: Workflow[Any], root: Path, cwd:
         raise Refusal(problem)
     paths = RunPaths(root, workflow.name, run_id)
     sandbox = attempt_sandbox.requested(request.sandbox, cwd)
-    run_fields: dict[str, Any] = {
+    run_fields: entries.RunFields = {
         "workflow": workflow.name,
         "id": run_id,
         "argv": argv,
@@ -613,10 +613,9 @@ def _run_claimed(
     deadline = started + request.timeout if request.timeout else None
     try:
         max_cost = request.max_cost if request.max_cost is not None else budget.inherited(history)
-        folder.append_line(
+        entries.append(
             paths.log,
-            folder.entry(
-                "attempt-start",
+            entries.attempt_start(
                 attempt=claimed.attempt,
                 pid=os.getpid(),
                 process_start=process_start(os.getpid()),
@@ -685,22 +684,21 @@ def _run_claimed(
         os.chdir(previous_cwd)
     if ending.outcome == attempt_outcome.COMPLETED and state.agents is not None:
         attempt_agents.settle_unrecorded(paths, claimed.attempt, observer, own=True)
-    out = {
-        "version": 1,
-        "workflow": workflow.name,
-        "id": paths.id,
-        "attempt": claimed.attempt,
-        "outcome": ending.outcome,
-        "exit_code": ending.exit_code,
-        "stage": ending.stage,
-        "reason": ending.reason,
-        "go_on": ending.go_on,
-        "record": str(paths.dir),
-        "started": iso(started),
-        "ended": now_iso(),
-        "stages": state.stage_list,
-        "cost": _costs(paths, claimed.attempt),
-    }
+    out = file_kinds.out_record(
+        workflow=workflow.name,
+        id=paths.id,
+        attempt=claimed.attempt,
+        outcome=ending.outcome,
+        exit_code=ending.exit_code,
+        stage=ending.stage,
+        reason=ending.reason,
+        go_on=ending.go_on,
+        record=str(paths.dir),
+        started=iso(started),
+        ended=now_iso(),
+        stages=state.stage_list,
+        cost=_costs(paths, claimed.attempt),
+    )
     if ending.outcome == attempt_outcome.COMPLETED:
         out["value"] = ending.plain
     if ending.needs is not None:
@@ -723,10 +721,11 @@ def _run_claimed(
         ending.outcome, ending.exit_code = attempt_outcome.FAILED, attempt_outcome.exit_code(attempt_outcome.FAILED)
         ending.reason = str(ending.write_error)
         ending.go_on = ending.go_on or request.go_on(paths.id)
-        out.update(outcome=ending.outcome, exit_code=ending.exit_code, reason=ending.reason, go_on=ending.go_on)
-    ending.out = out
-    end_line = folder.entry(
-        "attempt-end",
+        out.update(
+            {"outcome": ending.outcome, "exit_code": ending.exit_code, "reason": ending.reason, "go_on": ending.go_on}
+        )
+    ending.out = {**out}
+    end_line = entries.attempt_end(
         attempt=claimed.attempt,
         outcome=ending.outcome,
         exit_code=ending.exit_code,
@@ -738,7 +737,7 @@ def _run_claimed(
         **({"waits": ending.waits} if ending.waits is not None else {}),
     )
     try:
-        folder.append_line(paths.log, end_line)
+        entries.append(paths.log, end_line)
     except RecordWriteError as error:
         ending.write_error = ending.write_error or error  # the run reads interrupted
     folder.remove_pid(paths)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..record import folder
+from ..record import entries, folder
 from ..record.clock import parse_iso
 from ..record.inbox import read_events
 from ..record.layout import RunPaths
@@ -35,7 +35,7 @@ def attach(state: AttemptState, workflow: Workflow[Any], paths: RunPaths) -> Non
 
 
 def record_redo(paths: RunPaths, attempt: int, stage: str) -> None:
-    folder.append_line(paths.log, folder.entry("redo", attempt=attempt, stage=stage))
+    entries.append(paths.log, entries.redo(attempt=attempt, stage=stage))
 
 
 def redo_mark(paths: RunPaths, attempt: int, from_stage: str | None) -> tuple[RedoMark | None, str | None]:

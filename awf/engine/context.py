@@ -12,10 +12,9 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
-from ..record import folder
+from ..record import entries, file_kinds, folder
 from ..record.clock import iso, now_iso
 from ..record.errors import RecordWriteError
-from ..record.files import ProgressLines
 from ..record.layout import RunPaths
 from ..record.names import stage_name_problem
 from .errors import Park, PlanStop, StageValueError, Stop, WorkflowError
@@ -51,7 +50,7 @@ class AttemptState:
     ) -> None:
         self.paths = paths
         # The log's progress lines (stage-reused, wf.log), through one descriptor; closed with the attempt.
-        self.progress = ProgressLines(paths.log)
+        self.progress = entries.ProgressLog(paths.log)
         self.attempt = attempt
         self.plan = plan
         plan.stages_dir = paths.stages
@@ -145,14 +144,14 @@ class Context:
 
     def log(self, message: str, **data: Any) -> None:
         """Write a line to the run's history and show it."""
-        fields: dict[str, Any] = {"attempt": self._state.attempt, "message": str(message)}
+        fields: entries.LogFields = {"attempt": self._state.attempt, "message": str(message)}
         if self._state.current_stage:
             fields["stage"] = self._state.current_stage
         if data:
             fields["data"] = data
         if self._state.look_ahead is not None:
             return
-        self._state.progress.append(folder.entry("log", **fields))
+        self._state.progress.append(entries.log(**fields))
         self._state.observer.logged(self._state.current_stage, str(message))
 
     # What a type checker sees: a stage whose result is a class hands back an instance of it; one
@@ -276,7 +275,7 @@ class Context:
         state = self._state
         record = decision.record
         if decision.how == "provided":
-            record = self._record(
+            provided = self._record(
                 name,
                 "succeeded",
                 value=decision.plain,
@@ -286,7 +285,8 @@ class Context:
                 started=None,
                 origin="provided",
             )
-            folder.write_stage_record(state.paths, record)
+            folder.write_stage_record(state.paths, provided)
+            record = {**provided}
         if decision.how == "reused":
             # The line a person sees is made from the value handed back: the file may have been
             # edited since its summary was written. The log keeps the new one only when it differs.
@@ -297,8 +297,7 @@ class Context:
                     record, fresh = {**record, "summary": shown}, {"summary": shown}
             # Not fsynced: it only tells a watcher; the record it names is already durable.
             state.progress.append(
-                folder.entry(
-                    "stage-reused",
+                entries.stage_reused(
                     attempt=state.attempt,
                     stage=name,
                     recorded_by=(record or {}).get("attempt"),
@@ -327,10 +326,9 @@ class Context:
                 redo.reached = True
                 redo.before_stages = set(state.plan.reused)
                 redo.before_waits = set(state.events.replayed if state.events else [])
-                folder.append_line(
+                entries.append(
                     state.paths.log,
-                    folder.entry(
-                        "redo-reached",
+                    entries.redo_reached(
                         attempt=state.attempt,
                         stage=name,
                         redo_attempt=redo.attempt,
@@ -342,7 +340,7 @@ class Context:
             reused = set(state.plan.reused)
             stale = [stage for stage in state.plan.records if stage not in reused]
             folder.invalidate(state.paths, stale, state.attempt, name)
-        folder.append_line(state.paths.log, folder.entry("start-point", attempt=state.attempt, stage=name, why=why))
+        entries.append(state.paths.log, entries.start_point(attempt=state.attempt, stage=name, why=why))
 
     async def _run(
         self,
@@ -354,7 +352,7 @@ class Context:
     ) -> Any:
         state = self._state
         started_at = time.time()
-        folder.append_line(state.paths.log, folder.entry("stage-start", attempt=state.attempt, stage=name), sync=False)
+        entries.append(state.paths.log, entries.stage_start(attempt=state.attempt, stage=name))
         state.observer.stage_started(name, why)
         state.current_stage = name
         state.ran.append(name)
@@ -439,22 +437,21 @@ class Context:
         origin: str = "ran",
         reason: str | None = None,
         error: BaseException | None = None,
-    ) -> dict[str, Any]:
+    ) -> file_kinds.StageRecord:
         state = self._state
-        record: dict[str, Any] = {
-            "version": 1,
-            "stage": name,
-            "outcome": outcome,
-            "origin": origin,
-            "attempt": state.attempt,
-            "started": iso(started) if started is not None else None,
-            "ended": now_iso(),
-            "has_result": schema is not None,
-            "value": value if outcome == "succeeded" else None,
-            "summary": _summary_text(summary, handed) if outcome == "succeeded" else None,
-            "reason": reason,
-            "workflow_version": state.workflow_version,
-        }
+        record = file_kinds.stage_record(
+            stage=name,
+            outcome=outcome,
+            origin=origin,
+            attempt=state.attempt,
+            started=iso(started) if started is not None else None,
+            ended=now_iso(),
+            has_result=schema is not None,
+            value=value if outcome == "succeeded" else None,
+            summary=_summary_text(summary, handed) if outcome == "succeeded" else None,
+            reason=reason,
+            workflow_version=state.workflow_version,
+        )
         if error is not None:
             record["error"] = {
                 "type": type(error).__name__,
@@ -474,7 +471,7 @@ class Context:
             {"stage": name, "how": "ran", "outcome": outcome, "attempt": state.attempt, "summary": record["summary"]}
         )
         state.stage_values[name] = record["value"]
-        state.observer.stage_ended(record, time.time() - started)
+        state.observer.stage_ended({**record}, time.time() - started)
 
 
 def _summary_text(summary: Callable[[Any], Any] | None, value: Any) -> str | None:

@@ -15,7 +15,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..record import folder
+from ..record import entries, folder
 from ..record.clock import iso, parse_iso
 from ..record.inbox import Event, read_events
 from .durations import parse_duration
@@ -145,7 +145,16 @@ class EventsApi:
         if self._looking_ahead:
             self._seen(key, [n for w in waits for n in w.get("names", [])], "queued" if event else "due", event)
         else:
-            self._append("race", wait=key, winner=branch, event=event.id if event else None)
+            state = self._state
+            self._append(
+                entries.race(
+                    attempt=state.attempt,
+                    stage=state.current_stage,
+                    wait=key,
+                    winner=branch,
+                    event=event.id if event else None,
+                )
+            )
         if event is not None:
             self._replay.taken.add(event.id)
         return Winner(branch, event)
@@ -178,7 +187,12 @@ class EventsApi:
         if self._looking_ahead:
             self._seen(key, list(wait.names), "queued", event)
         else:
-            self._append("take", wait=key, event=event.id, name=event.name)
+            state = self._state
+            self._append(
+                entries.take(
+                    attempt=state.attempt, stage=state.current_stage, wait=key, event=event.id, name=event.name
+                )
+            )
         self._replay.taken.add(event.id)
         return event
 
@@ -204,8 +218,9 @@ class EventsApi:
             return parse_iso(recorded["due"])
         due = time.time() + seconds
         if self._state.look_ahead is None:
-            entry = self._append("timer", wait=key, due=iso(due))
-            self._replay.timers[key] = entry
+            entry = entries.timer(attempt=self._state.attempt, stage=self._state.current_stage, wait=key, due=iso(due))
+            self._append(entry)
+            self._replay.timers[key] = {**entry}
         return due
 
     def _key(self, kind: str, names: tuple[str, ...]) -> str:
@@ -214,10 +229,8 @@ class EventsApi:
         self._counts[base] = self._counts.get(base, 0) + 1
         return f"{base}#{self._counts[base]}"
 
-    def _append(self, kind: str, **fields: Any) -> dict[str, Any]:
-        entry = folder.entry(kind, attempt=self._state.attempt, stage=self._state.current_stage, **fields)
-        folder.append_line(self._state.paths.log, entry)
-        return entry
+    def _append(self, line: entries.Entry) -> None:
+        entries.append(self._state.paths.log, line)
 
     def _park(self, waits: list[dict[str, Any]]) -> Park:
         """The attempt parks here; the look-ahead, which waits for nothing, notes that it would and ends."""

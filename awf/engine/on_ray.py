@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..record import folder
+from ..record import entries, folder
 from ..record.layout import RunPaths
 from .errors import Refusal
 from .placement import PLACED_ENV
@@ -79,9 +79,8 @@ def place(request: RunRequest, placement: Placement) -> Placed:
     check_locks_exclude(paths)
     _connect(ray, placement.address)
     token = os.urandom(6).hex()
-    folder.append_line(
-        paths.log,
-        folder.entry("queued", on="ray", token=token, by=socket.gethostname(), resources=placement.resources),
+    entries.append(
+        paths.log, entries.queued(on="ray", token=token, by=socket.gethostname(), resources=placement.resources)
     )
     try:
         _runner(ray).options(
@@ -93,9 +92,7 @@ def place(request: RunRequest, placement: Placement) -> Placed:
             resources={name: amount for name, amount in placement.resources.items() if name not in ("CPU", "GPU")},
         ).remote(_attempt_command(request, paths), str(cwd), _carried_env(), str(paths.dir), token)
     except Exception as error:
-        folder.append_line(
-            paths.log, folder.entry("unqueued", token=token, reason=f"Ray did not take the attempt: {error}")
-        )
+        entries.append(paths.log, entries.unqueued(token=token, reason=f"Ray did not take the attempt: {error}"))
         raise Refusal(f"Ray did not take the attempt of {paths.name}: {error}") from None
     finally:
         # The record tells the rest; a connection kept open would print the cluster's news on stdout.
@@ -276,10 +273,9 @@ def _run_placed(command: list[str], cwd: str, env: dict[str, str], run_dir: str,
         _watch_for_cancel(child, paths)
         code = child.returncode
         if _placement_state(paths, token)[0] == "queued":
-            folder.append_line(
+            entries.append(
                 paths.log,
-                folder.entry(
-                    "unqueued",
+                entries.unqueued(
                     token=token,
                     reason=f"awf run exited {code} before the attempt began; its words are in {OUTPUT}",
                 ),

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..record import folder
+from ..record import entries, folder
 from ..record.layout import RunPaths
 
 
@@ -65,10 +65,10 @@ class Written:
 def write_report(report: Any, value: Any, ending: Ending, paths: RunPaths) -> Written:
     """Call `report`, keep its markdown as report.md and in run.jsonl; never raises for the report's faults."""
     text, error = _call(report, value, ending)
-    fields: dict[str, Any] = {"attempt": ending.attempt, "text": text}
+    fields: entries.ReportFields = {"attempt": ending.attempt, "text": text}
     if error is not None:
         fields["error"] = error
-    folder.append_line(paths.log, folder.entry("report", **fields))  # first: the file may be replaced next
+    entries.append(paths.log, entries.report(**fields))  # first: the file may be replaced next
     folder.write_report(paths, text)
     return Written(paths.report if text is not None else None, error)
 

@@ -29,12 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..record import folder
+from ..record import file_kinds, folder
 from ..record.clock import parse_iso
 from ..record.files import write_json
 from ..record.layout import RunPaths
 from ..record.liveness import is_alive, process_start
-from ..record.schemas import FORMAT_VERSION
 from ..record.waiting import GIVE_UP_AFTER, crash_loop_text
 from .attempt_events import held_back, is_ready, next_due, waiting_on
 from .on_ray import Placement
@@ -168,7 +167,7 @@ def wake(paths: RunPaths, *, force: bool = False, placement: Placement | None = 
         pid = _spawn_continue(paths, history, where)
         write_json(
             wake_pid_path(paths),
-            {"version": FORMAT_VERSION, "attempt": attempt, "pid": pid, "process_start": process_start(pid)},
+            file_kinds.wake_pid(attempt=attempt, pid=pid, process_start=process_start(pid)),
         )
     forced = force and history.last is not None and history.last.end is None
     return Woken(paths, pid, attempt, forced=forced, on="ray" if where is not None else None)

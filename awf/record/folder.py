@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .clock import now_iso, parse_iso
+from . import entries, file_kinds
+from .clock import parse_iso
 from .errors import RecordError
 from .files import (
-    append_line,
     ensure_dir,
     fsync_dir,
     is_temp_name,
@@ -34,7 +34,7 @@ from .files import (
 from .layout import RunPaths, prepare_root
 from .liveness import is_alive, process_start
 from .log import read_lines, set_torn_tail_aside, unreadable
-from .schemas import FORMAT_VERSION, check
+from .schemas import check
 
 # The record's one entry point for the layers above: what they write and read goes through here.
 __all__ = [
@@ -45,10 +45,8 @@ __all__ = [
     "RecordError",
     "Refused",
     "RunPaths",
-    "append_line",
     "claim_existing",
     "create_run",
-    "entry",
     "existing_id_like",
     "holder",
     "invalidate",
@@ -66,11 +64,6 @@ __all__ = [
 
 class Refused(Exception):
     """The run or attempt cannot be claimed; nothing was started."""
-
-
-def entry(kind: str, **fields: Any) -> dict[str, Any]:
-    """A line of run.jsonl."""
-    return {"version": FORMAT_VERSION, "kind": kind, "at": now_iso(), **fields}
 
 
 def read_json_file(path: Path | str, kind: str) -> dict[str, Any]:
@@ -308,7 +301,7 @@ def refuse_if_taken(paths: RunPaths, *, locked: bool = True) -> None:
     raise Refused(f"run {paths.name} exists; continue it with --id {paths.id} --continue, or pick another id")
 
 
-def create_run(paths: RunPaths, run_fields: dict[str, Any]) -> AttemptClaim:
+def create_run(paths: RunPaths, run_fields: entries.RunFields) -> AttemptClaim:
     """Make a new run's folder and claim it for its first attempt, or refuse.
 
     The folder is made under a temp name beside where it goes, claimed, given its `run` line,
@@ -334,7 +327,7 @@ def create_run(paths: RunPaths, run_fields: dict[str, Any]) -> AttemptClaim:
             # Before the lock is let go: a new run refused on this id names this attempt and its pid.
             write_pid(making, 1)
             ensure_dir(making.stages)
-            append_line(making.log, entry("run", **run_fields))
+            entries.append(making.log, entries.run(**run_fields))
             fsync_dir(making.dir)
             try:
                 os.rename(making.dir, paths.dir)
@@ -382,7 +375,7 @@ def claim_existing(paths: RunPaths) -> AttemptClaim:
     refuse_links(paths)
     claim = AttemptClaim(paths)
     try:
-        set_torn_tail_aside(paths.log, entry("torn", note="the end of a line a crash cut short"))
+        set_torn_tail_aside(paths.log, entries.torn(note="the end of a line a crash cut short"))
         for folder in (paths.dir, paths.stages):
             remove_temp_files(folder)
         remove_pid(paths)  # the lock is ours, so the attempt that wrote it is over
@@ -409,15 +402,9 @@ def refuse_links(paths: RunPaths) -> None:
             )
 
 
-def write_pid(paths: RunPaths, attempt: int) -> dict[str, Any]:
+def write_pid(paths: RunPaths, attempt: int) -> file_kinds.AttemptPid:
     pid = os.getpid()
-    data = {
-        "version": FORMAT_VERSION,
-        "attempt": attempt,
-        "pid": pid,
-        "process_start": process_start(pid),
-        "host": socket.gethostname(),
-    }
+    data = file_kinds.attempt_pid(attempt=attempt, pid=pid, process_start=process_start(pid), host=socket.gethostname())
     write_json(paths.pid, data)
     return data
 
@@ -465,13 +452,13 @@ def _recorded_at(record: dict[str, Any] | RecordError) -> float:
         return float("inf")
 
 
-def write_stage_record(paths: RunPaths, record: dict[str, Any]) -> None:
+def write_stage_record(paths: RunPaths, record: file_kinds.StageRecord) -> None:
     """The current record first, durable (its rename synced in stages/), then the history: a
     crash between them leaves a current record the log lacks, which a reader can still see, and
     never a `stage` line whose file a power cut took back."""
     check("stage", record, paths.stage(record["stage"]))
     write_json(paths.stage(record["stage"]), record, sync_dir=True)
-    append_line(paths.log, entry("stage", attempt=record["attempt"], stage=record["stage"], record=record))
+    entries.append(paths.log, entries.stage(attempt=record["attempt"], stage=record["stage"], record=record))
 
 
 def invalidate(paths: RunPaths, stages: Iterable[str], attempt: int, start: str) -> list[str]:
@@ -491,7 +478,7 @@ def invalidate(paths: RunPaths, stages: Iterable[str], attempt: int, start: str)
             raise write_failed(paths.stage(stage), error) from None
     if gone:
         fsync_dir(paths.stages)
-        append_line(paths.log, entry("invalidated", attempt=attempt, stages=gone, start=start))
+        entries.append(paths.log, entries.invalidated(attempt=attempt, stages=gone, start=start))
     return gone
 
 
@@ -508,7 +495,7 @@ def write_report(paths: RunPaths, text: str | None) -> None:
     fsync_dir(paths.dir)
 
 
-def write_out(paths: RunPaths, out: dict[str, Any]) -> None:
+def write_out(paths: RunPaths, out: file_kinds.OutRecord) -> None:
     """out.json, durable before the `attempt-end` line that follows it."""
     check("out", out, paths.out)
-    write_json_lines(paths.out, out, sync_dir=True)
+    write_json_lines(paths.out, dict(out), sync_dir=True)

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import entries
 from .errors import RecordError
-from .files import NO_FOLLOW, append_line, write_failed
-from .schemas import FORMAT_VERSION, check
+from .files import NO_FOLLOW, write_failed
+from .schemas import check
 
 
 @dataclass(frozen=True)
@@ -118,13 +119,14 @@ def unreadable(error: OSError) -> str:
 
 def set_aside(raw: bytes, at: str) -> dict[str, Any]:
     """The `torn` entry a reader shows for a line that is not JSON (`at`: the line before's)."""
-    return {
-        "version": FORMAT_VERSION,
-        "kind": "torn",
-        "at": at,
-        "note": "a line that is not JSON, passed over: a write a crash or a full disk cut short",
-        "text": raw.decode("utf-8", "replace").rstrip("\n"),
+    torn: dict[str, Any] = {
+        **entries.torn(
+            at=at,
+            note="a line that is not JSON, passed over: a write a crash or a full disk cut short",
+            text=raw.decode("utf-8", "replace").rstrip("\n"),
+        )
     }
+    return torn
 
 
 def read_entries(path: Path) -> list[dict[str, Any]]:
@@ -132,7 +134,7 @@ def read_entries(path: Path) -> list[dict[str, Any]]:
     return [line.entry for line in read_lines(path)]
 
 
-def set_torn_tail_aside(path: Path, torn_entry: dict[str, Any]) -> bool:
+def set_torn_tail_aside(path: Path, torn_line: entries.TornLine) -> bool:
     """If a crash left a half-written last line, move its bytes into a `torn` entry.
 
     The half line cannot be read as JSON, but it is kept, as text, in the entry that replaces it,
@@ -165,5 +167,5 @@ def set_torn_tail_aside(path: Path, torn_entry: dict[str, Any]) -> bool:
                 raise write_failed(path, error) from None
     except OSError as error:
         raise RecordError(path, unreadable(error)) from None
-    append_line(path, {**torn_entry, "text": torn.decode("utf-8", "replace")})
+    entries.append(path, {**torn_line, "text": torn.decode("utf-8", "replace")})
     return True

@@ -12,16 +12,15 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..engine.workflow import Workflow
-from ..record import folder
+from ..record import entries, file_kinds, folder
 from ..record.clock import now_iso
 from ..record.errors import RecordError
 from ..record.layout import RunPaths
 from ..record.liveness import process_start
 from ..record.names import stage_name_problem
-from ..record.schemas import FORMAT_VERSION
 
 
 def recorded(path: str | Path) -> dict[str, Any]:
@@ -82,51 +81,49 @@ def earlier_records(earlier: Any, workflow: Workflow[Any]) -> tuple[dict[str, di
             continue  # as the run recorded it
         own.add(name)
         records[name] = {
-            "version": FORMAT_VERSION,
-            "stage": name,
-            "outcome": "succeeded",
-            "origin": "ran",
-            "attempt": 1,
-            "started": now_iso(),
-            "ended": now_iso(),
-            "has_result": value is not None,
-            "value": value,
-            "summary": None,
-            "reason": None,
-            "workflow_version": workflow.version,
+            **file_kinds.stage_record(
+                stage=name,
+                outcome="succeeded",
+                origin="ran",
+                attempt=1,
+                started=now_iso(),
+                ended=now_iso(),
+                has_result=value is not None,
+                value=value,
+                summary=None,
+                reason=None,
+                workflow_version=workflow.version,
+            )
         }
     return records, own
 
 
-def write_earlier(paths: RunPaths, run_fields: dict[str, Any], records: dict[str, dict[str, Any]]) -> int:
+def write_earlier(paths: RunPaths, run_fields: entries.RunFields, records: dict[str, dict[str, Any]]) -> int:
     """Make the run's folder with the attempts that wrote `records`; the number of the last one."""
     claim = folder.create_run(paths, run_fields)
     try:
         last = max([int(record.get("attempt", 1)) for record in records.values()] or [1])
         for number in range(1, last + 1):
             mine = [record for record in records.values() if record.get("attempt", 1) == number]
-            folder.append_line(
+            entries.append(
                 paths.log,
-                folder.entry(
-                    "attempt-start",
+                entries.attempt_start(
                     attempt=number,
                     pid=os.getpid(),
                     process_start=process_start(os.getpid()),
-                    file=run_fields["file"],
-                    workflow_version=run_fields["workflow_version"],
+                    file=run_fields.get("file", ""),
+                    workflow_version=run_fields.get("workflow_version"),
                     flags={"continue": number > 1, "from_stage": None, "values": None, "timeout": None},
                     deadline=None,
                 ),
             )
             for record in mine:
-                folder.append_line(
-                    paths.log, folder.entry("stage-start", attempt=number, stage=record["stage"]), sync=False
-                )
-                folder.write_stage_record(paths, record)
-            folder.append_line(
+                entries.append(paths.log, entries.stage_start(attempt=number, stage=record["stage"]))
+                # Made by file_kinds.stage_record, or read off a run, where its schema was checked.
+                folder.write_stage_record(paths, cast(file_kinds.StageRecord, record))
+            entries.append(
                 paths.log,
-                folder.entry(
-                    "attempt-end",
+                entries.attempt_end(
                     attempt=number,
                     outcome="stopped",
                     exit_code=3,

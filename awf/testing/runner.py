@@ -18,6 +18,7 @@ from ..engine.attempt import Ending, generated_id, run_attempt
 from ..engine.errors import Refusal
 from ..engine.request import RunRequest
 from ..engine.workflow import Workflow
+from ..record import entries
 from ..record.errors import RecordError
 from ..record.files import write_json
 from ..record.layout import RunPaths, run_root_for
@@ -183,7 +184,7 @@ def _attempt(
     if earlier is not None:
         records, own = earlier_records(earlier, workflow)
         run_id = _new_id(workflow, args)
-        run_fields: dict[str, Any] = {
+        run_fields: entries.RunFields = {
             "workflow": workflow.name,
             "id": run_id,
             "argv": [],

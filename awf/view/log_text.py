@@ -36,7 +36,7 @@ def session_handle(entry: dict[str, Any]) -> str | None:
 def describe(entry: dict[str, Any]) -> str:
     """One entry, in words: what happened, to what, and how it went."""
     kind = entry.get("kind")
-    shown = _KINDS.get(kind or "")
+    shown = FORMATTERS.get(kind or "")
     text = shown(entry) if shown else _other(entry)
     attempt = entry.get("attempt")
     if kind not in ("run", "attempt-start", "attempt-end") and attempt is not None:
@@ -219,7 +219,10 @@ def _other(entry: dict[str, Any]) -> str:
     return f"{entry.get('kind')} {json.dumps(rest, ensure_ascii=False)}"
 
 
-_KINDS: dict[str, Callable[[dict[str, Any]], str]] = {
+# How each kind of line reads; every kind has an entry (a test holds it to record/entries.py), and
+# a kind whose fields say it plainly enough is shown as them. A line of a kind this awf does not
+# know (written by a newer one) is shown the same way.
+FORMATTERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "run": _run,
     "attempt-start": _attempt_start,
     "stage-start": _stage_start,
@@ -243,4 +246,7 @@ _KINDS: dict[str, Callable[[dict[str, Any]], str]] = {
     "redo": _redo,
     "redo-reached": _redo_reached,
     "report": _report,
+    "queued": _other,
+    "unqueued": _other,
+    "cancel": _other,
 }

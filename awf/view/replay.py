@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from ..record.clock import iso, now_iso, parse_iso
@@ -89,54 +90,65 @@ class Replay:
             _call(self.view, "redraw")
 
     def _tell(self, entry: dict[str, Any]) -> None:
-        kind, view = entry["kind"], self.view
-        if kind == "invalidated":
-            self.invalidated.update(entry.get("stages") or [])
-        elif kind == "start-point":
-            self._reused(
-                [
-                    name
-                    for name, record in self.earlier.items()
-                    if name not in self.invalidated and record.get("outcome") == "succeeded"
-                ]
-            )
-        elif kind == "stage-reused":
-            # A summary here was made from the value handed back, which a person may have edited.
-            fresh = {"summary": entry["summary"]} if "summary" in entry else {}
-            self._reused([entry["stage"]], fresh)
-        elif kind == "stage-start":
-            self.stage = entry["stage"]
-            view.stage_started(entry["stage"], None)
-        elif kind == "stage":
-            record = entry["record"]
-            self.stage = None
-            if record.get("origin") == "provided":
-                self.announced.add(record["stage"])
-                self.stages.append({"stage": record["stage"], "how": "provided"})
-                view.stage_reused(record["stage"], record.get("value"), record, "provided")
-            else:
-                self.stages.append({"stage": record["stage"], "how": "ran"})
-                view.stage_ended(record, _seconds(record))
-        elif kind == "log":
-            view.logged(entry.get("stage"), entry.get("message", ""))
-        elif kind == "agent":
-            self.agents[entry["agent"]] = entry
-            _call(view, "agent_opened", entry["agent"], entry.get("model"))
-        elif kind == "turn":
-            key = (entry["agent"], entry.get("turn", 0))
-            self.settled.add(key)
-            if key not in self.working:  # it settled before the view saw it work: show it, as awf run did
-                self.working.add(key)
-                self._turn_started(entry.get("stage"), *key)
-            view.agent_turn_ended(
-                entry.get("stage"),
-                entry["agent"],
-                entry.get("outcome", "?"),
-                entry.get("reason"),
-                float(entry.get("seconds") or 0.0),
-            )
-        elif kind == "attempt-end":
-            self.end = entry
+        told = TOLD.get(entry["kind"])
+        if told is not None:
+            told(self, entry)
+
+    def _invalidated(self, entry: dict[str, Any]) -> None:
+        self.invalidated.update(entry.get("stages") or [])
+
+    def _start_point(self, entry: dict[str, Any]) -> None:
+        self._reused(
+            [
+                name
+                for name, record in self.earlier.items()
+                if name not in self.invalidated and record.get("outcome") == "succeeded"
+            ]
+        )
+
+    def _stage_reused(self, entry: dict[str, Any]) -> None:
+        # A summary here was made from the value handed back, which a person may have edited.
+        fresh = {"summary": entry["summary"]} if "summary" in entry else {}
+        self._reused([entry["stage"]], fresh)
+
+    def _stage_start(self, entry: dict[str, Any]) -> None:
+        self.stage = entry["stage"]
+        self.view.stage_started(entry["stage"], None)
+
+    def _stage(self, entry: dict[str, Any]) -> None:
+        record = entry["record"]
+        self.stage = None
+        if record.get("origin") == "provided":
+            self.announced.add(record["stage"])
+            self.stages.append({"stage": record["stage"], "how": "provided"})
+            self.view.stage_reused(record["stage"], record.get("value"), record, "provided")
+        else:
+            self.stages.append({"stage": record["stage"], "how": "ran"})
+            self.view.stage_ended(record, _seconds(record))
+
+    def _log(self, entry: dict[str, Any]) -> None:
+        self.view.logged(entry.get("stage"), entry.get("message", ""))
+
+    def _agent(self, entry: dict[str, Any]) -> None:
+        self.agents[entry["agent"]] = entry
+        _call(self.view, "agent_opened", entry["agent"], entry.get("model"))
+
+    def _turn(self, entry: dict[str, Any]) -> None:
+        key = (entry["agent"], entry.get("turn", 0))
+        self.settled.add(key)
+        if key not in self.working:  # it settled before the view saw it work: show it, as awf run did
+            self.working.add(key)
+            self._turn_started(entry.get("stage"), *key)
+        self.view.agent_turn_ended(
+            entry.get("stage"),
+            entry["agent"],
+            entry.get("outcome", "?"),
+            entry.get("reason"),
+            float(entry.get("seconds") or 0.0),
+        )
+
+    def _attempt_end(self, entry: dict[str, Any]) -> None:
+        self.end = entry
 
     def _reused(self, names: list[str], fresh: dict[str, Any] | None = None) -> None:
         for name in names:
@@ -234,6 +246,44 @@ class Replay:
             "ended": ended,
             "stages": self.stages,
         }
+
+
+# What the view is told of each kind of line of the shown attempt, as `awf run` told it.
+TOLD: dict[str, Callable[[Replay, dict[str, Any]], None]] = {
+    "invalidated": Replay._invalidated,
+    "start-point": Replay._start_point,
+    "stage-reused": Replay._stage_reused,
+    "stage-start": Replay._stage_start,
+    "stage": Replay._stage,
+    "log": Replay._log,
+    "agent": Replay._agent,
+    "turn": Replay._turn,
+    "attempt-end": Replay._attempt_end,
+}
+# Kinds the view is not told of: `awf run` showed nothing as it wrote them. Some the replay
+# reads elsewhere: `run` and `stage` lines before the attempt (`_remember`), its `attempt-start`
+# (`begin`), turns still working off their folders (`look_at_turns`).
+PASSED_OVER = frozenset(
+    {
+        "run",
+        "attempt-start",
+        "queued",
+        "unqueued",
+        "cancel",
+        "report",
+        "torn",
+        "agent-process",
+        "pane",
+        "turn-start",
+        "session",
+        "usage",
+        "take",
+        "race",
+        "timer",
+        "redo",
+        "redo-reached",
+    }
+)
 
 
 def _seconds_of(text: str) -> float:

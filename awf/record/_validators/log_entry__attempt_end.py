@@ -44,7 +44,7 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
     if data_is_dict:
         data__missing_keys = set(['attempt', 'outcome', 'exit_code']) - data.keys()
         if data__missing_keys:
-            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'required': ['attempt', 'outcome', 'exit_code'], 'properties': {'outcome': {'enum': ['completed', 'parked', 'stopped', 'failed', 'timed-out', 'cancelled']}, 'exit_code': {'type': 'integer'}, 'stage': {'type': ['string', 'null']}, 'reason': {'type': ['string', 'null']}}}, rule='required')
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'required': ['attempt', 'outcome', 'exit_code'], 'properties': {'outcome': {'enum': ['completed', 'parked', 'stopped', 'failed', 'timed-out', 'cancelled']}, 'exit_code': {'type': 'integer'}, 'stage': {'type': ['string', 'null']}, 'reason': {'type': ['string', 'null']}, 'after': {'type': ['string', 'null'], 'description': 'The last stage the attempt recorded.'}, 'ran': {'type': 'array', 'items': {'type': 'string'}, 'description': 'The stages whose work the attempt ran.'}, 'go_on': {'type': ['string', 'null'], 'description': 'The command that goes on, when there is one.'}, 'waits': {'type': 'array', 'description': 'What a parked run waits for.'}}}, rule='required')
         data_keys = set(data.keys())
         if "outcome" in data_keys:
             data_keys.remove("outcome")
@@ -66,6 +66,32 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
             data__reason = data["reason"]
             if not isinstance(data__reason, (str, NoneType)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".reason must be string or null", value=data__reason, name="" + (name_prefix or "data") + ".reason", definition={'type': ['string', 'null']}, rule='type')
+        if "after" in data_keys:
+            data_keys.remove("after")
+            data__after = data["after"]
+            if not isinstance(data__after, (str, NoneType)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".after must be string or null", value=data__after, name="" + (name_prefix or "data") + ".after", definition={'type': ['string', 'null'], 'description': 'The last stage the attempt recorded.'}, rule='type')
+        if "ran" in data_keys:
+            data_keys.remove("ran")
+            data__ran = data["ran"]
+            if not isinstance(data__ran, (list, tuple)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".ran must be array", value=data__ran, name="" + (name_prefix or "data") + ".ran", definition={'type': 'array', 'items': {'type': 'string'}, 'description': 'The stages whose work the attempt ran.'}, rule='type')
+            data__ran_is_list = isinstance(data__ran, (list, tuple))
+            if data__ran_is_list:
+                data__ran_len = len(data__ran)
+                for data__ran_x, data__ran_item in enumerate(data__ran):
+                    if not isinstance(data__ran_item, (str)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".ran[{data__ran_x}]".format(**locals()) + " must be string", value=data__ran_item, name="" + (name_prefix or "data") + ".ran[{data__ran_x}]".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+        if "go_on" in data_keys:
+            data_keys.remove("go_on")
+            data__goon = data["go_on"]
+            if not isinstance(data__goon, (str, NoneType)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".go_on must be string or null", value=data__goon, name="" + (name_prefix or "data") + ".go_on", definition={'type': ['string', 'null'], 'description': 'The command that goes on, when there is one.'}, rule='type')
+        if "waits" in data_keys:
+            data_keys.remove("waits")
+            data__waits = data["waits"]
+            if not isinstance(data__waits, (list, tuple)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".waits must be array", value=data__waits, name="" + (name_prefix or "data") + ".waits", definition={'type': 'array', 'description': 'What a parked run waits for.'}, rule='type')
     return data
 
 

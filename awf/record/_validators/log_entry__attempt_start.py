@@ -44,7 +44,7 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
     if data_is_dict:
         data__missing_keys = set(['attempt', 'pid']) - data.keys()
         if data__missing_keys:
-            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'required': ['attempt', 'pid'], 'properties': {'pid': {'type': 'integer'}, 'process_start': {'type': ['string', 'null']}, 'file': {'type': 'string'}, 'workflow_version': {'type': ['string', 'null']}, 'flags': {'type': 'object'}, 'deadline': {'type': ['string', 'null']}, 'max_cost': {'type': ['number', 'null'], 'description': "The run's budget for its agents in US dollars (--max-cost, given or kept from the attempt before); null: none."}, 'host': {'type': 'string', 'description': 'The host the attempt ran on (its hostname).'}, 'placed': {'type': 'object', 'description': 'Where a scheduler placed the attempt: `on` ("ray"), the `node` it chose, and the `token` of its `queued` line.', 'required': ['on'], 'properties': {'on': {'enum': ['ray']}, 'node': {'type': ['string', 'null']}, 'token': {'type': ['string', 'null'], 'description': 'The token of the `queued` line this attempt answers.'}}}}}, rule='required')
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'required': ['attempt', 'pid'], 'properties': {'pid': {'type': 'integer'}, 'process_start': {'type': ['string', 'null']}, 'file': {'type': 'string'}, 'workflow_version': {'type': ['string', 'null']}, 'flags': {'type': 'object'}, 'deadline': {'type': ['string', 'null']}, 'max_cost': {'type': ['number', 'null'], 'description': "The run's budget for its agents in US dollars (--max-cost, given or kept from the attempt before); null: none."}, 'host': {'type': 'string', 'description': 'The host the attempt ran on (its hostname).'}, 'placed': {'type': 'object', 'description': 'Where a scheduler placed the attempt: `on` ("ray"), the `node` it chose, and the `token` of its `queued` line.', 'required': ['on'], 'properties': {'on': {'enum': ['ray']}, 'node': {'type': ['string', 'null']}, 'token': {'type': ['string', 'null'], 'description': 'The token of the `queued` line this attempt answers.'}}}, 'events': {'type': 'object', 'description': 'The events the workflow declares, each with its schema (null: any value).'}}}, rule='required')
         data_keys = set(data.keys())
         if "pid" in data_keys:
             data_keys.remove("pid")
@@ -112,6 +112,11 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
                     data__placed__token = data__placed["token"]
                     if not isinstance(data__placed__token, (str, NoneType)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".placed.token must be string or null", value=data__placed__token, name="" + (name_prefix or "data") + ".placed.token", definition={'type': ['string', 'null'], 'description': 'The token of the `queued` line this attempt answers.'}, rule='type')
+        if "events" in data_keys:
+            data_keys.remove("events")
+            data__events = data["events"]
+            if not isinstance(data__events, (dict)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".events must be object", value=data__events, name="" + (name_prefix or "data") + ".events", definition={'type': 'object', 'description': 'The events the workflow declares, each with its schema (null: any value).'}, rule='type')
     return data
 
 

@@ -44,7 +44,7 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
     if data_is_dict:
         data__missing_keys = set(['attempt', 'stages']) - data.keys()
         if data__missing_keys:
-            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'required': ['attempt', 'stages'], 'properties': {'stages': {'type': 'array', 'items': {'type': 'string'}}}}, rule='required')
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'required': ['attempt', 'stages'], 'properties': {'stages': {'type': 'array', 'items': {'type': 'string'}}, 'start': {'type': 'string', 'description': 'The start point that made them no longer current.'}}}, rule='required')
         data_keys = set(data.keys())
         if "stages" in data_keys:
             data_keys.remove("stages")
@@ -57,6 +57,11 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
                 for data__stages_x, data__stages_item in enumerate(data__stages):
                     if not isinstance(data__stages_item, (str)):
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".stages[{data__stages_x}]".format(**locals()) + " must be string", value=data__stages_item, name="" + (name_prefix or "data") + ".stages[{data__stages_x}]".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+        if "start" in data_keys:
+            data_keys.remove("start")
+            data__start = data["start"]
+            if not isinstance(data__start, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".start must be string", value=data__start, name="" + (name_prefix or "data") + ".start", definition={'type': 'string', 'description': 'The start point that made them no longer current.'}, rule='type')
     return data
 
 

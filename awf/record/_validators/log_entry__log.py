@@ -40,6 +40,24 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
             if isinstance(data__attempt, (int, float, Decimal)) and not isinstance(data__attempt, bool):
                 if data__attempt < 1:
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".attempt must be bigger than or equal to 1", value=data__attempt, name="" + (name_prefix or "data") + ".attempt", definition={'type': 'integer', 'minimum': 1}, rule='minimum')
+    data_is_dict = isinstance(data, dict)
+    if data_is_dict:
+        data_keys = set(data.keys())
+        if "message" in data_keys:
+            data_keys.remove("message")
+            data__message = data["message"]
+            if not isinstance(data__message, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".message must be string", value=data__message, name="" + (name_prefix or "data") + ".message", definition={'type': 'string'}, rule='type')
+        if "stage" in data_keys:
+            data_keys.remove("stage")
+            data__stage = data["stage"]
+            if not isinstance(data__stage, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".stage must be string", value=data__stage, name="" + (name_prefix or "data") + ".stage", definition={'type': 'string'}, rule='type')
+        if "data" in data_keys:
+            data_keys.remove("data")
+            data__data = data["data"]
+            if not isinstance(data__data, (dict)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".data must be object", value=data__data, name="" + (name_prefix or "data") + ".data", definition={'type': 'object', 'description': 'What wf.log was given besides its message.'}, rule='type')
     return data
 
 

@@ -44,7 +44,7 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
     if data_is_dict:
         data__missing_keys = set(['attempt', 'wait', 'winner']) - data.keys()
         if data__missing_keys:
-            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'required': ['attempt', 'wait', 'winner'], 'properties': {'wait': {'type': 'string'}, 'winner': {'type': 'string'}, 'event': {'type': ['string', 'null']}}}, rule='required')
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'required': ['attempt', 'wait', 'winner'], 'properties': {'wait': {'type': 'string'}, 'winner': {'type': 'string'}, 'event': {'type': ['string', 'null']}, 'stage': {'type': ['string', 'null'], 'description': 'The stage that waited.'}}}, rule='required')
         data_keys = set(data.keys())
         if "wait" in data_keys:
             data_keys.remove("wait")
@@ -61,6 +61,11 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
             data__event = data["event"]
             if not isinstance(data__event, (str, NoneType)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".event must be string or null", value=data__event, name="" + (name_prefix or "data") + ".event", definition={'type': ['string', 'null']}, rule='type')
+        if "stage" in data_keys:
+            data_keys.remove("stage")
+            data__stage = data["stage"]
+            if not isinstance(data__stage, (str, NoneType)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".stage must be string or null", value=data__stage, name="" + (name_prefix or "data") + ".stage", definition={'type': ['string', 'null'], 'description': 'The stage that waited.'}, rule='type')
     return data
 
 

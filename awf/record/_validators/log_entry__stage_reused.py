@@ -45,6 +45,19 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
         data__missing_keys = set(['attempt', 'stage']) - data.keys()
         if data__missing_keys:
             raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'required': ['attempt', 'stage']}, rule='required')
+    data_is_dict = isinstance(data, dict)
+    if data_is_dict:
+        data_keys = set(data.keys())
+        if "recorded_by" in data_keys:
+            data_keys.remove("recorded_by")
+            data__recordedby = data["recorded_by"]
+            if not isinstance(data__recordedby, (int, NoneType)) and not (isinstance(data__recordedby, float) and data__recordedby.is_integer()) or isinstance(data__recordedby, bool):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".recorded_by must be integer or null", value=data__recordedby, name="" + (name_prefix or "data") + ".recorded_by", definition={'type': ['integer', 'null'], 'description': 'The attempt that wrote the record reused.'}, rule='type')
+        if "summary" in data_keys:
+            data_keys.remove("summary")
+            data__summary = data["summary"]
+            if not isinstance(data__summary, (str, NoneType)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".summary must be string or null", value=data__summary, name="" + (name_prefix or "data") + ".summary", definition={'type': ['string', 'null'], 'description': "The summary made afresh from the value handed back, when it differs from the record's."}, rule='type')
     return data
 
 

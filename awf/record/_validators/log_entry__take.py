@@ -44,7 +44,7 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
     if data_is_dict:
         data__missing_keys = set(['attempt', 'wait', 'event', 'name']) - data.keys()
         if data__missing_keys:
-            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'required': ['attempt', 'wait', 'event', 'name'], 'properties': {'wait': {'type': 'string', 'description': 'The wait that took it: {stage}/{kind}:{names}#{occurrence}.'}, 'event': {'type': 'string'}, 'name': {'type': 'string'}}}, rule='required')
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'required': ['attempt', 'wait', 'event', 'name'], 'properties': {'wait': {'type': 'string', 'description': 'The wait that took it: {stage}/{kind}:{names}#{occurrence}.'}, 'event': {'type': 'string'}, 'name': {'type': 'string'}, 'stage': {'type': ['string', 'null'], 'description': 'The stage that waited.'}}}, rule='required')
         data_keys = set(data.keys())
         if "wait" in data_keys:
             data_keys.remove("wait")
@@ -61,6 +61,11 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
             data__name = data["name"]
             if not isinstance(data__name, (str)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".name must be string", value=data__name, name="" + (name_prefix or "data") + ".name", definition={'type': 'string'}, rule='type')
+        if "stage" in data_keys:
+            data_keys.remove("stage")
+            data__stage = data["stage"]
+            if not isinstance(data__stage, (str, NoneType)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".stage must be string or null", value=data__stage, name="" + (name_prefix or "data") + ".stage", definition={'type': ['string', 'null'], 'description': 'The stage that waited.'}, rule='type')
     return data
 
 

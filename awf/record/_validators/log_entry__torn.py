@@ -40,6 +40,19 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
             if isinstance(data__attempt, (int, float, Decimal)) and not isinstance(data__attempt, bool):
                 if data__attempt < 1:
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".attempt must be bigger than or equal to 1", value=data__attempt, name="" + (name_prefix or "data") + ".attempt", definition={'type': 'integer', 'minimum': 1}, rule='minimum')
+    data_is_dict = isinstance(data, dict)
+    if data_is_dict:
+        data_keys = set(data.keys())
+        if "note" in data_keys:
+            data_keys.remove("note")
+            data__note = data["note"]
+            if not isinstance(data__note, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".note must be string", value=data__note, name="" + (name_prefix or "data") + ".note", definition={'type': 'string'}, rule='type')
+        if "text" in data_keys:
+            data_keys.remove("text")
+            data__text = data["text"]
+            if not isinstance(data__text, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".text must be string", value=data__text, name="" + (name_prefix or "data") + ".text", definition={'type': 'string', 'description': 'The bytes of the line cut short.'}, rule='type')
     return data
 
 

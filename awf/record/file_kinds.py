@@ -1,0 +1,173 @@
+"""Every file of the record awf writes whole: its shape and its one constructor.
+
+Each shape follows its schema in `schemas/` key for key (a test keeps them in step); each
+constructor stamps the format version. `values.json` and sandbox profiles are written by people,
+not by awf, and have a schema but no constructor.
+"""
+
+# No `from __future__ import annotations`: on Python 3.11 a TypedDict reads NotRequired off
+# evaluated annotations only, and the test that keeps these in step with the schema reads them.
+
+from typing import Any, NotRequired, TypedDict, Unpack
+
+from .schemas import FORMAT_VERSION
+
+
+class _Version(TypedDict):
+    version: int  # the format of the file: FORMAT_VERSION
+
+
+class StageError(TypedDict, total=False):
+    type: str  # the exception's class
+    message: str
+    traceback: str
+
+
+class StageRecordFields(TypedDict):
+    stage: str
+    outcome: str  # succeeded, failed or stopped: only a succeeded record is reused
+    origin: str  # ran: its work returned it; provided: --values gave it
+    attempt: int  # the attempt that wrote it
+    started: NotRequired[str | None]  # ISO 8601 time its work began
+    ended: NotRequired[str]  # ISO 8601 time it was written
+    has_result: NotRequired[bool]  # the stage declared a result schema
+    value: NotRequired[Any]  # what its work returned; a person may edit it
+    summary: NotRequired[str | None]
+    reason: NotRequired[str | None]  # why it failed or stopped
+    error: NotRequired[StageError | None]  # what its work raised
+    workflow_version: NotRequired[str | None]
+
+
+class StageRecord(_Version, StageRecordFields):
+    """stages/{stage}.json: the current record of one stage, what a continue reuses."""
+
+
+def stage_record(**fields: Unpack[StageRecordFields]) -> StageRecord:
+    return {"version": FORMAT_VERSION, **fields}
+
+
+class OutFields(TypedDict):
+    workflow: str
+    id: str
+    attempt: int
+    outcome: str  # as the attempt-end line's
+    exit_code: int
+    stage: NotRequired[str | None]  # the stage the attempt ended in
+    reason: NotRequired[str | None]
+    value: NotRequired[Any]  # the workflow's return value, on completed
+    go_on: NotRequired[str | None]  # the command that goes on
+    report: NotRequired[str | None]  # the run's report.md, when one was written
+    report_error: NotRequired[str]  # what the workflow's report raised
+    record: NotRequired[str]  # the run's folder
+    started: NotRequired[str]
+    ended: NotRequired[str]
+    stages: NotRequired[list[dict[str, Any]]]  # each stage the attempt entered, and how
+    needs: NotRequired[dict[str, Any]]  # what a blocked stage needs
+    waits: NotRequired[list[dict[str, Any]]]  # what a parked run waits for
+    cost: NotRequired[dict[str, Any]]  # the attempt's agents' and the run's
+
+
+class OutRecord(_Version, OutFields):
+    """out.json: the output of the last ended attempt, what `awf run --json` prints."""
+
+
+def out_record(**fields: Unpack[OutFields]) -> OutRecord:
+    return {"version": FORMAT_VERSION, **fields}
+
+
+class AttemptPidFields(TypedDict):
+    attempt: int
+    pid: int
+    process_start: NotRequired[str | None]  # when that process started: it tells a reused pid
+    host: NotRequired[str]
+
+
+class AttemptPid(_Version, AttemptPidFields):
+    """attempt.pid: the live attempt's process."""
+
+
+def attempt_pid(**fields: Unpack[AttemptPidFields]) -> AttemptPid:
+    return {"version": FORMAT_VERSION, **fields}
+
+
+class WakePidFields(TypedDict):
+    attempt: int  # the attempt the continue will be
+    pid: int
+    process_start: NotRequired[str | None]
+
+
+class WakePid(_Version, WakePidFields):
+    """wake.pid: the continue a wake started, until it has ended."""
+
+
+def wake_pid(**fields: Unpack[WakePidFields]) -> WakePid:
+    return {"version": FORMAT_VERSION, **fields}
+
+
+class AgentFileFields(TypedDict):
+    run: str  # workflow/id
+    attempt: int
+    agent: str
+    harness: str
+    token_sha256: str  # what `awf answer`'s token must hash to
+    turn: int  # the turn it is on
+
+
+class AgentFile(_Version, AgentFileFields):
+    """agents/{attempt}/{key}/agent.json: one agent of an attempt, as `awf answer` finds it."""
+
+
+def agent_file(**fields: Unpack[AgentFileFields]) -> AgentFile:
+    return {"version": FORMAT_VERSION, **fields}
+
+
+class TurnFileFields(TypedDict):
+    run: str
+    attempt: int
+    agent: str
+    turn: int
+    schema: dict[str, Any] | None  # what an answer must fit; null: text
+    opened: NotRequired[str]
+    deadline: NotRequired[str | None]
+    label: NotRequired[str]  # for `awf watch`, which shows the turn as `awf run` does
+
+
+class TurnFile(_Version, TurnFileFields):
+    """agents/{attempt}/{key}/turn-{n}/turn.json: a turn an agent answers."""
+
+
+def turn_file(**fields: Unpack[TurnFileFields]) -> TurnFile:
+    return {"version": FORMAT_VERSION, **fields}
+
+
+class TurnOutcomeFields(TypedDict):
+    turn: int
+    outcome: str  # answered, unanswered, blocked, timed-out, failed, cancelled
+    by: str  # what settled it
+    value: NotRequired[Any]
+    reason: NotRequired[str | None]
+    at: NotRequired[str]
+
+
+class TurnOutcome(_Version, TurnOutcomeFields):
+    """agents/{attempt}/{key}/turn-{n}/outcome.json: how a turn settled, written once."""
+
+
+def turn_outcome(**fields: Unpack[TurnOutcomeFields]) -> TurnOutcome:
+    return {"version": FORMAT_VERSION, **fields}
+
+
+# Each file's schema and its shape.
+SHAPES: dict[str, type] = {
+    "stage": StageRecord,
+    "out": OutRecord,
+    "attempt-pid": AttemptPid,
+    "wake-pid": WakePid,
+    "agent": AgentFile,
+    "turn": TurnFile,
+    "turn-outcome": TurnOutcome,
+}
+# Files people write, which awf only reads.
+WRITTEN_BY_PEOPLE = frozenset({"values", "sandbox"})
+# The schemas of what commands print (--json), not of files of the record.
+PRINTED = frozenset({"runs", "logs", "log-entry"})
