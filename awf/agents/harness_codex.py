@@ -57,7 +57,9 @@ DEFAULT_SANDBOX = "workspace-write"
 RECONNECT_LIMIT = 30.0
 # In a pane: the thread's id first on the status line, where awf reads it; then what codex shows by default.
 STATUS_LINE = ("thread-id", "model-with-reasoning", "current-dir")
-ID_WAIT = 2.0  # seconds the input box may be up without the thread's id before awf goes on without it
+# Seconds the input box may be up without the thread's id before awf goes on without it: codex draws
+# the box a second or so before the status line that has the id, and later on a loaded machine.
+ID_WAIT = 10.0
 _RESUMED = "pane_resumed"  # the key in session.data: the program in the pane resumed the thread
 _INPUT_BOX = re.compile(r"^\s*›(?!\s*\d+\.)", re.M)
 _THREAD_ID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
