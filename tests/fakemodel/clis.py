@@ -6,9 +6,14 @@ Both CLIs are found as awf finds them: the path in AWF_CLAUDE / AWF_CODEX, else 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,3 +118,57 @@ def _codex_settings(url: str, retries: int, idle_ms: int) -> dict[str, str]:
         "features.plugins": "false",
         "analytics.enabled": "false",
     }
+
+
+@dataclass(frozen=True)
+class CliSetup:
+    """How the tests point one harness's real CLI at the fake model, headless and in a pane."""
+
+    name: str
+    # Options every test's runtime gives the harness, to keep a test short (never what it checks).
+    runtime: Mapping[str, Any] = field(default_factory=dict)
+
+    def env(self, url: str, home: Path) -> dict[str, str]:
+        """The environment (over base_env) that sends the CLI to the fake model at `url`, with all
+        its state under `home`."""
+        raise NotImplementedError
+
+    def first_start(self, home: Path, cwd: Path) -> None:
+        """What a person answers when the CLI's terminal UI first starts in `cwd`, written into its
+        config under `home`, so no question waits for keystrokes in a pane."""
+        raise NotImplementedError
+
+
+class ClaudeSetup(CliSetup):
+    def env(self, url: str, home: Path) -> dict[str, str]:
+        home.mkdir(parents=True, exist_ok=True)
+        return claude_env(url, home)
+
+    def first_start(self, home: Path, cwd: Path) -> None:
+        """Onboarding done, the API key approved, the folder trusted (~/.claude.json)."""
+        home.mkdir(parents=True, exist_ok=True)
+        config = {
+            "hasCompletedOnboarding": True,
+            "theme": "dark",
+            "customApiKeyResponses": {"approved": [FAKE_KEY[-20:]], "rejected": []},
+            "projects": {str(cwd): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}},
+        }
+        (home / ".claude.json").write_text(json.dumps(config))
+
+
+class CodexSetup(CliSetup):
+    def env(self, url: str, home: Path) -> dict[str, str]:
+        write_codex_config(home, url)
+        return codex_env(home)
+
+    def first_start(self, home: Path, cwd: Path) -> None:
+        """The folder a git checkout (where Codex asks whether to trust it), and trusted in config.toml."""
+        cwd.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "init", "-q", str(cwd)], check=True)
+        with (home / "config.toml").open("a") as config:
+            config.write(f'\n[projects.{json.dumps(str(cwd))}]\ntrust_level = "trusted"\n')
+
+
+CLAUDE = ClaudeSetup("claude")
+# Codex reconnects forever to a model it cannot reach; awf ends it after reconnect_limit seconds.
+CODEX = CodexSetup("codex", runtime={"reconnect_limit": 3})

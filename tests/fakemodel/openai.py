@@ -157,3 +157,9 @@ def _item_events(index: int, item: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield {"type": "response.custom_tool_call_input.delta", **where, "delta": item["input"]}
         yield {"type": "response.custom_tool_call_input.done", **where, "input": item["input"]}
     yield {"type": "response.output_item.done", "output_index": index, "item": item}
+
+
+def is_conversation(request: dict[str, Any]) -> bool:
+    """A turn of the agent's conversation, not the title Codex's terminal UI asks for a new thread
+    (beside the turn's first request, in no fixed order)."""
+    return "thread_title" not in json.dumps(request.get("client_metadata") or {})

@@ -165,6 +165,7 @@ class _Handler(BaseHTTPRequestHandler):
             request.side = not anthropic.is_conversation(body if isinstance(body, dict) else {})
         elif self.command == "POST" and path.endswith("/responses"):
             request.api = "openai"
+            request.side = not openai.is_conversation(body if isinstance(body, dict) else {})
         reply = self.fake._record(request)
         if request.api == "other":
             return self._other(path)

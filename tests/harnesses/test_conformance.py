@@ -1,0 +1,392 @@
+"""Every harness keeps the same contract: the real `awf run`, the real CLI, the fake model server.
+
+Each case runs on every harness in HARNESSES, headless and (where the harness states `pane`) in
+a real tmux pane. The model's words are scripted; the CLI really runs the `awf answer` the model
+asks for. Adding a harness to the suite is one line in HARNESSES (docs/harnesses.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from subprocess import Popen
+from typing import Any
+
+import pytest
+from conftest import Result, finish, send
+from fakemodel import FakeModel, Shell, Silence, Status, Text, Usage, unused_port
+from fakemodel.clis import CLAUDE, CODEX, CliSetup, base_env, require
+from panes_support import PaneProject, needs_tmux
+
+from awf.agents.harness import Capabilities
+from awf.agents.registry import own_harness
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A harness under test: its name, the fake model's dialect it speaks (tests/fakemodel/{dialect}.py)
+    and how its CLI is pointed at the fake model."""
+
+    name: str
+    dialect: str
+    setup: CliSetup
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return own_harness(self.name).capabilities
+
+
+HARNESSES = [
+    Subject("claude", "anthropic", CLAUDE),
+    Subject("codex", "openai", CODEX),
+]
+
+# What a harness does not do yet, by (harness, placement, case): the case is expected to fail, and
+# passing it fails the suite until the line goes.
+KNOWN_GAPS = {
+    ("claude", "pane", "api-error"): (
+        "Claude Code in a pane writes the model's error to its session file as a reply of its own, which "
+        "awf does not take for a failure: the turn is nudged, then unanswered"
+    ),
+    ("claude", "pane", "unreachable"): (
+        "Claude Code in a pane retries a model it cannot reach under a countdown, so its screen never stays "
+        "still for `idle`: the turn waits for its deadline"
+    ),
+    ("codex", "pane", "unreachable"): (
+        "Codex in a pane reconnects forever to a model it cannot reach, under a changing status, and "
+        "reconnect_limit ends only a headless codex: the turn waits for its deadline"
+    ),
+}
+
+pytestmark = pytest.mark.harnesses
+
+PLAN = {"branch": "fix/212", "steps": ["parse years before 1970"]}
+AGAIN = {"branch": "fix/212", "steps": ["keep the sign of the year"]}
+PROMPTS = ("Plan a fix for #212.", "Plan it once more.")
+
+WORKFLOW = """
+import json
+import os
+
+import awf
+
+PLAN = {
+    "type": "object",
+    "required": ["branch", "steps"],
+    "additionalProperties": False,
+    "properties": {"branch": {"type": "string"}, "steps": {"type": "array", "items": {"type": "string"}}},
+}
+PROMPTS = ("Plan a fix for #212.", "Plan it once more.")
+
+
+@awf.workflow(name="ask", description="Ask one agent for a plan, once or twice.")
+async def ask(wf):
+    runtime = json.loads(os.environ["AGENT_RUNTIME"])
+    timeout = float(os.environ.get("TURN_TIMEOUT", "90"))
+
+    async def plan():
+        agent = await wf.agents.open(key="planner", runtime=runtime, instructions="You plan fixes.")
+        values = []
+        for prompt in PROMPTS[: int(os.environ.get("TURNS", "1"))]:
+            turn = await agent.run(prompt=prompt, schema=PLAN, timeout=timeout)
+            if not turn.outcome.answered:
+                wf.stop(f"{turn.outcome.kind}: {turn.outcome.reason}")
+            values.append(turn.outcome.value)
+        return values
+
+    return await wf.stage("plan", plan, result={"type": "array"})
+"""
+
+
+def answer(value: Any, usage: Usage | None = None) -> Shell:
+    """The model runs `awf answer` with the value as one argument (the form every CLI's rules allow)."""
+    return Shell("awf answer " + shlex.quote(json.dumps(value)), usage=usage or Usage())
+
+
+class Agent:
+    """One harness, headless or in a pane, in a project whose `awf run` reaches its real CLI."""
+
+    def __init__(self, root: Path, subject: Subject, pane: bool, model: FakeModel) -> None:
+        require(subject.name)
+        self.subject = subject
+        self.pane = pane
+        self.model = model
+        self.home = root / "home"
+        self.project = PaneProject(root / "work")
+        self.project.path.mkdir(parents=True)
+        self.workflow = self.project.write("ask.py", WORKFLOW)
+        self.point_at(model.url)
+
+    def point_at(self, url: str) -> None:
+        """Send the CLI to the model server at `url`."""
+        env = {**base_env(), "NO_COLOR": "1", "PYTHONUNBUFFERED": "1", "AWF_TMUX_SOCKET": self.project.server}
+        self.project.env = {**env, **self.subject.setup.env(url, self.home)}
+        if self.pane:
+            self.subject.setup.first_start(self.home, self.project.path)
+
+    @property
+    def runtime(self) -> dict[str, Any]:
+        runtime = {"harness": self.subject.name, **self.subject.setup.runtime}
+        if self.pane:
+            runtime.update(placement="pane", idle=20)
+        return runtime
+
+    def env(self, turns: int, timeout: float) -> dict[str, str]:
+        return {"AGENT_RUNTIME": json.dumps(self.runtime), "TURNS": str(turns), "TURN_TIMEOUT": str(timeout)}
+
+    def run(self, run_id: str, turns: int = 1, timeout: float = 90) -> Result:
+        return self.project.awf(
+            "run", str(self.workflow), "--id", run_id, "--json", env=self.env(turns, timeout), timeout=300
+        )
+
+    def start(self, run_id: str) -> Popen[str]:
+        return self.project.start("run", str(self.workflow), "--id", run_id, env=self.env(1, 90))
+
+    def entries(self, run_id: str, kind: str) -> list[dict[str, Any]]:
+        return [entry for entry in self.project.log("ask", run_id) if entry["kind"] == kind]
+
+    def turns(self, run_id: str) -> list[dict[str, Any]]:
+        return self.entries(run_id, "turn")
+
+    def expect_gap(self, request: pytest.FixtureRequest, case: str) -> None:
+        """Mark this test as expected to fail where KNOWN_GAPS lists the case for this harness and placement."""
+        gap = KNOWN_GAPS.get((self.subject.name, "pane" if self.pane else "headless", case))
+        if gap is not None:
+            request.applymarker(pytest.mark.xfail(reason=gap, strict=True))
+
+    def ended_cleanly(self, run_id: str) -> None:
+        """Nothing of the run's agent is left running: its process groups, its pane, its workspace."""
+        if self.pane:
+            assert self.project.workspaces() == []
+            groups = [entry["pid"] for entry in self.entries(run_id, "pane")]
+        else:
+            groups = [entry["pid"] for entry in self.entries(run_id, "agent-process")]
+        assert groups and not [group for group in groups if group_alive(group)]
+
+
+def placements() -> Iterator[Any]:
+    for subject in HARNESSES:
+        yield pytest.param((subject, False), id=f"{subject.name}-headless")
+        if subject.capabilities.pane:
+            yield pytest.param((subject, True), id=f"{subject.name}-pane", marks=needs_tmux)
+
+
+@pytest.fixture
+def model() -> Iterator[FakeModel]:
+    with FakeModel() as server:
+        yield server
+
+
+@pytest.fixture(params=list(placements()))
+def agent(request: pytest.FixtureRequest, tmp_path: Path, model: FakeModel) -> Iterator[Agent]:
+    """Each harness, headless and in a pane."""
+    subject, pane = request.param
+    agent = Agent(tmp_path, subject, pane, model)
+    try:
+        yield agent
+    finally:
+        agent.project.end_server()
+
+
+@pytest.fixture(params=[pytest.param(subject, id=subject.name) for subject in HARNESSES])
+def headless(request: pytest.FixtureRequest, tmp_path: Path, model: FakeModel) -> Agent:
+    """Each harness, headless."""
+    return Agent(tmp_path, request.param, False, model)
+
+
+def test_a_typed_answer_given_through_awf_answer_is_the_turns_value(agent: Agent, model: FakeModel) -> None:
+    model.script(answer(PLAN), Text("Done."))
+    done = agent.run("typed")
+
+    assert done.code == 0, done.stderr
+    assert done.out["value"] == [PLAN]
+    assert not model.unscripted and not model.left
+    [turn] = agent.turns("typed")
+    assert (turn["outcome"], turn["by"], turn["nudged"]) == ("answered", "awf answer", False)
+    assert turn["harness"] == agent.subject.name and turn["session"]
+    first = model.conversation[0]
+    assert first.api == agent.subject.dialect
+    assert "Plan a fix for #212." in first.text() and "You plan fixes." in first.text()
+    assert "awf answer" in first.text()
+    if agent.pane:
+        [pane] = agent.entries("typed", "pane")
+        assert pane["workspace"] == "awf ask typed #1"
+    agent.ended_cleanly("typed")
+
+
+def test_an_answer_awf_answer_refuses_is_corrected_by_the_agent(agent: Agent, model: FakeModel) -> None:
+    model.script(answer({"branch": 5}), answer(PLAN), Text("Done."))
+    done = agent.run("corrected")
+
+    assert done.code == 0, done.stderr
+    assert done.out["value"] == [PLAN]
+    # What `awf answer` said went back to the model as the command's output.
+    told = model.conversation[1].text()
+    assert "is not of type 'string'" in told and "'steps' is a required property" in told
+    [turn] = agent.turns("corrected")
+    assert (turn["outcome"], turn["nudged"]) == ("answered", False)
+
+
+def test_an_answer_in_the_agents_last_message_counts_where_the_harness_reads_it(
+    headless: Agent, model: FakeModel
+) -> None:
+    model.script(Text(json.dumps(PLAN)), answer(PLAN), Text("Done."))
+    done = headless.run("in-output")
+
+    assert done.code == 0, done.stderr
+    assert done.out["value"] == [PLAN]
+    [turn] = headless.turns("in-output")
+    if headless.subject.capabilities.answer_in_output:
+        assert (turn["by"], turn["nudged"]) == ("the agent's output", False)
+    else:
+        assert (turn["by"], turn["nudged"]) == ("awf answer", True)
+
+
+def test_an_agent_that_stops_without_answering_gets_the_recovery_prompt(agent: Agent, model: FakeModel) -> None:
+    model.script(Text("I looked at the parser."), answer(PLAN), Text("Done."))
+    done = agent.run("recovered")
+
+    assert done.code == 0, done.stderr
+    assert done.out["value"] == [PLAN]
+    [turn] = agent.turns("recovered")
+    assert (turn["outcome"], turn["by"], turn["nudged"]) == ("answered", "awf answer", True)
+    recovery = model.conversation[1].text()
+    assert "You stopped without giving awf your answer" in recovery
+    if agent.subject.capabilities.sessions:
+        assert "I looked at the parser." in recovery  # the same session: the model sees its own words
+        assert turn["session"]
+
+
+def test_the_clis_own_api_error_fails_the_turn_in_its_words(
+    agent: Agent, model: FakeModel, request: pytest.FixtureRequest
+) -> None:
+    agent.expect_gap(request, "api-error")
+    model.script(Status(401, "invalid x-api-key", times=None))
+    done = agent.run("refused")
+
+    assert done.code == 3, done.stderr  # the workflow stops on the failed turn
+    [turn] = agent.turns("refused")
+    assert (turn["outcome"], turn["nudged"]) == ("failed", False)
+    assert turn["reason"].startswith(agent.subject.name) and "401" in turn["reason"], turn["reason"]
+    assert turn["reason"] in done.stderr
+    agent.ended_cleanly("refused")
+
+
+def test_a_server_error_fails_the_turn_in_the_clis_words(headless: Agent, model: FakeModel) -> None:
+    model.script(Status(500, "the fake model broke", times=None))
+    done = headless.run("broken")
+
+    assert done.code == 3, done.stderr
+    [turn] = headless.turns("broken")
+    assert (turn["outcome"], turn["nudged"]) == ("failed", False)
+    assert turn["reason"].startswith(headless.subject.name) and turn["reason"] in done.stderr
+
+
+def test_a_model_that_cannot_be_reached_fails_the_turn_long_before_its_deadline(
+    agent: Agent, request: pytest.FixtureRequest
+) -> None:
+    agent.expect_gap(request, "unreachable")
+    agent.point_at(f"http://127.0.0.1:{unused_port()}")
+    done = agent.run("unreachable", timeout=75)
+
+    assert done.code == 3, done.stderr
+    [turn] = agent.turns("unreachable")
+    assert turn["outcome"] == "failed" and turn["reason"].startswith(agent.subject.name), turn["reason"]
+    assert turn["seconds"] < 50  # not its deadline
+    agent.ended_cleanly("unreachable")
+
+
+def test_a_second_turn_resumes_the_agents_session(agent: Agent, model: FakeModel) -> None:
+    model.script(answer(PLAN), Text("First plan given."), answer(AGAIN), Text("Second plan given."))
+    done = agent.run("twice", turns=2)
+
+    assert done.code == 0, done.stderr
+    assert done.out["value"] == [PLAN, AGAIN]
+    first, second = agent.turns("twice")
+    later = next(request.text() for request in model.conversation if PROMPTS[1] in request.text())
+    if agent.subject.capabilities.sessions:
+        assert first["session"] and first["session"] == second["session"] and second["turn"] == 2
+        assert PROMPTS[0] in later and "First plan given." in later
+    if agent.pane:
+        # The next turn was typed into the same program, in the same pane: it was started once.
+        assert len(agent.entries("twice", "pane")) == 1
+    agent.ended_cleanly("twice")
+
+
+def test_ctrl_c_mid_turn_cancels_the_turn_and_ends_the_clis_processes(agent: Agent, model: FakeModel) -> None:
+    model.script(Silence())
+    process = agent.start("interrupted")
+    deadline = time.monotonic() + 90
+    while not model.conversation:
+        assert time.monotonic() < deadline, "the CLI never asked the model"
+        time.sleep(0.05)
+    send(process)
+    done = finish(process, timeout=60)
+
+    assert done.code == 130, done.stderr
+    [turn] = agent.turns("interrupted")
+    assert turn["outcome"] == "cancelled"
+    agent.ended_cleanly("interrupted")
+
+
+def test_a_turns_tokens_and_cost_are_recorded(agent: Agent, model: FakeModel) -> None:
+    asked, told = Usage(input=1000, cached=200, output=50), Usage(input=300, cached=100, output=7)
+    model.script(answer(PLAN, asked), Text("Done.", usage=told))
+    done = agent.run("costed")
+
+    assert done.code == 0, done.stderr
+    [turn] = agent.turns("costed")
+    usage = turn["usage"]
+    # `input` counts the whole prompt, the cached part with it.
+    assert (usage["input"], usage["cached"], usage["output"]) == (1300 + 300, 300, 57), usage
+    assert usage["model"] == model.conversation[0].body["model"]
+    cost = agent.subject.capabilities.cost
+    if cost == "priced":
+        assert turn["cost"] == pytest.approx(
+            priced(agent.subject.dialect, usage["model"], asked) + priced(agent.subject.dialect, usage["model"], told)
+        )
+    if cost is not None:
+        assert isinstance(turn["cost"], float) and turn["cost"] > 0
+        [totals] = [line for line in done.stderr.splitlines() if line.strip().startswith("totals:")]
+        assert "1 turn · $" in totals
+
+
+def priced(provider: str, model: str, usage: Usage) -> float:
+    """What genai-prices says `usage` of `model` costs."""
+    from genai_prices import Usage as Priced
+    from genai_prices import calc_price
+
+    tokens = Priced(input_tokens=usage.input + usage.cached, cache_read_tokens=usage.cached, output_tokens=usage.output)
+    return float(calc_price(tokens, model_ref=model, provider_id=provider).total_price)
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of the group `pgid` is still running (a zombie is not)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return any(_pgid(pid) == pgid and _state(pid) not in ("Z", "X") for pid in os.listdir("/proc") if pid.isdigit())
+
+
+def _stat(pid: str) -> list[str]:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return []
+    return text[text.rfind(")") + 2 :].split()
+
+
+def _pgid(pid: str) -> int | None:
+    fields = _stat(pid)
+    return int(fields[2]) if len(fields) > 2 else None
+
+
+def _state(pid: str) -> str | None:
+    fields = _stat(pid)
+    return fields[0] if fields else None
