@@ -278,7 +278,7 @@ def logs(
         typer.Option(
             "--after",
             metavar="CURSOR",
-            help="Only the entries after this cursor (the number printed before each entry).",
+            help="Only the entries after this cursor (printed before each entry: 2060, or e0 for a send).",
         ),
     ] = None,
     json_out: Annotated[

@@ -1,4 +1,4 @@
-"""`awf logs`: a run's history from run.jsonl, as readable lines, each with its cursor."""
+"""`awf logs`: a run's history from run.jsonl, and the events sent to it, as readable lines, each with its cursor."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..record.errors import RecordError
 from ..record.folder import Attempt, History, read_history
@@ -16,6 +16,9 @@ from ..record.summary import RunSummary, summarize
 from . import output
 from .errors import ExitCode
 from .run_target import TargetError, Where, find_run
+
+if TYPE_CHECKING:
+    from .logs_sends import Sends
 
 CURSOR_WIDTH = 8
 
@@ -57,6 +60,17 @@ class Printer:
                 ]
             )
         )
+
+    def send(self, line: Line) -> None:
+        """An event sent to the run: a line of its inbox, with a cursor of its own."""
+        from ..view.log_text import clock, describe
+        from .logs_sends import cursor
+
+        text = describe(line.entry)
+        if self.json_out:
+            self._write(json.dumps({"cursor": cursor(line), "text": text, "event": line.entry}, ensure_ascii=False))
+            return
+        self._write(f"{cursor(line):>{CURSOR_WIDTH}}  {clock(line.entry.get('sent'))}  {text}")
 
     def interrupted(self, paths: RunPaths, history: History, crashed: Attempt) -> None:
         """An attempt with no ending whose process is gone: say so, with the agents it left
@@ -118,12 +132,13 @@ def logs_command(
         raise TargetError(
             f"run {paths.name} has no attempt {attempt}: it has {_attempts(summary.attempts)}", ExitCode.NO_SUCH_RUN
         )
-    start = _cursor(paths, after) if after is not None else 0
     printer = Printer(json_out)
     filters = Filters(attempt, stage, agent)
+    start, since, sends = _where_to_start(paths, after, filters)
+    skip_start = after is not None and since is None
     crashed: list[Attempt] = []
     if follow and summary.status == "running":
-        _follow(paths, summary, start, after is not None, filters, printer)
+        _follow(paths, summary, start, skip_start, since, filters, printer, sends)
     else:
         history = read_history(paths)
         # Each crash is told where it happened: after its attempt's last line, before the next attempt.
@@ -135,8 +150,14 @@ def logs_command(
             if line.kind == "attempt-start":
                 while crashed and crashed[0].number < line.entry["attempt"]:
                     printer.interrupted(paths, history, crashed.pop(0))
-            if (after is None or line.offset != start) and filters.keep(line.entry):
+            if (not skip_start or line.offset != start) and _shown(line, since, filters):
+                for sent in sends.before(line.entry) if sends else []:
+                    printer.send(sent)
                 printer.entry(line)
+    if sends is not None:
+        sends.read()
+        for sent in sends.rest():
+            printer.send(sent)
     if follow and summary.status == "running":
         history = read_history(paths)  # as it is now the attempt followed has ended, or its process
         last = history.last
@@ -149,6 +170,47 @@ def logs_command(
 
 def _attempts(count: int) -> str:
     return "no attempt" if count == 0 else "attempt 1" if count == 1 else f"attempts 1 to {count}"
+
+
+def _where_to_start(paths: RunPaths, after: str | None, filters: Filters) -> tuple[int, float | None, Sends | None]:
+    """Where in run.jsonl to read from, the time its entries must be after (for --after a send's
+    cursor), and the sends to put among them (none when --attempt, --stage or --agent picks)."""
+    from .logs_sends import Sends, is_send_cursor, when
+
+    with_sends = filters.attempt is None and filters.stage is None and filters.agent is None
+    if after is not None and is_send_cursor(after):
+        sent = _send_cursor(paths, after)
+        return 0, when(sent.entry) or 0.0, Sends(paths, after_offset=sent.offset) if with_sends else None
+    start = _cursor(paths, after) if after is not None else 0
+    if not with_sends:
+        return start, None, None
+    if after is None:
+        return start, None, Sends(paths)
+    entry = next(iter(read_lines(paths.log, start=start)), None)
+    return start, None, Sends(paths, not_before=when(entry.entry) if entry else None)
+
+
+def _shown(line: Line, since: float | None, filters: Filters) -> bool:
+    from .logs_sends import when
+
+    if since is not None and (when(line.entry) or 0.0) <= since:
+        return False
+    return filters.keep(line.entry)
+
+
+def _send_cursor(paths: RunPaths, text: str) -> Line:
+    """The send a cursor such as `e214` names; anything else does not fit the run (exit 1)."""
+    from .logs_sends import send_at
+
+    digits = text[1:]
+    found = send_at(paths, int(digits)) if digits.isdigit() else None
+    if found is None:
+        raise TargetError(
+            f"cursor {text!r} does not fit run {paths.name}: a send's cursor is the one awf logs prints before "
+            "it, such as e0 (the byte offset it starts at in events.jsonl)",
+            ExitCode.NO_SUCH_RUN,
+        )
+    return found
 
 
 def _cursor(paths: RunPaths, text: str) -> int:
@@ -177,9 +239,17 @@ def _cursor(paths: RunPaths, text: str) -> int:
 
 
 def _follow(
-    paths: RunPaths, summary: RunSummary, start: int, skip_first: bool, filters: Filters, printer: Printer
+    paths: RunPaths,
+    summary: RunSummary,
+    start: int,
+    skip_first: bool,
+    since: float | None,
+    filters: Filters,
+    printer: Printer,
+    sends: Sends | None,
 ) -> None:
-    """Print as the run writes, until the attempt that is running now ends (or its process does)."""
+    """Print as the run writes, and each event sent to it as it comes, until the attempt that is
+    running now ends (or its process does)."""
     from ..view.follow import GONE, Follower
 
     live = summary.attempts
@@ -190,10 +260,16 @@ def _follow(
             for line in follower.new_lines():
                 if skip_first and line.offset == start:
                     continue
-                if filters.keep(line.entry):
+                if _shown(line, since, filters):
+                    for sent in sends.before(line.entry) if sends else []:
+                        printer.send(sent)
                     printer.entry(line)
                 if line.kind == "attempt-end" and line.entry.get("attempt") == live:
                     return
+            if sends is not None:
+                sends.read()
+                for sent in sends.rest():
+                    printer.send(sent)
             if gone:
                 return  # ended with no ending: the caller says it was interrupted
             gone = follower.wait() == GONE

@@ -16,7 +16,8 @@ from typing import Any
 from .clock import now_iso
 from .files import append_line
 from .layout import RunPaths
-from .log import read_lines
+from .log import Line, read_lines
+from .schemas import check
 
 
 @dataclass(frozen=True)
@@ -39,14 +40,20 @@ def inbox_path(paths: RunPaths) -> Path:
 
 def read_events(paths: RunPaths) -> list[Event]:
     """Every event sent to the run, oldest first."""
+    return [Event.from_entry(line.entry) for line in read_sends(paths)]
+
+
+def read_sends(paths: RunPaths, start: int = 0) -> list[Line]:
+    """The lines of the run's inbox from byte `start` on, each checked against event.schema.json;
+    none when the run has no inbox. A line that does not fit is a RecordError naming the file."""
+    path = inbox_path(paths)
     try:
-        return [
-            Event.from_entry(line.entry)
-            for line in read_lines(inbox_path(paths), validate=False)
-            if line.entry.get("kind") == "event"
-        ]
+        lines = [line for line in read_lines(path, start=start, validate=False) if line.entry.get("kind") != "torn"]
     except FileNotFoundError:
         return []
+    for line in lines:
+        check("event", line.entry, path, f"the line at byte {line.offset} ")
+    return lines
 
 
 def new_event_id() -> str:

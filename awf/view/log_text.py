@@ -1,4 +1,4 @@
-"""Each line of run.jsonl as a person reads it in `awf logs`."""
+"""Each line of run.jsonl, and each event sent to the run, as a person reads it in `awf logs`."""
 
 from __future__ import annotations
 
@@ -171,6 +171,15 @@ def _timer(entry: dict[str, Any]) -> str:
     return f"timer {entry.get('wait')} due {entry.get('due')}"
 
 
+def _event(entry: dict[str, Any]) -> str:
+    """A line of events.jsonl: an event awf send queued for the run."""
+    text = f"sent event {entry.get('name')} ({entry.get('id')})"
+    if entry.get("value") is None:
+        return text
+    value = json.dumps(entry["value"], ensure_ascii=False)
+    return f"{text}: {value if len(value) <= 200 else value[:199] + '…'}"
+
+
 def _redo(entry: dict[str, Any]) -> str:
     return f"redo from stage {entry.get('stage')}"
 
@@ -244,6 +253,7 @@ FORMATTERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "race": _race,
     "timer": _timer,
     "redo": _redo,
+    "event": _event,
     "redo-reached": _redo_reached,
     "report": _report,
     "queued": _other,
