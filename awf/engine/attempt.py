@@ -581,7 +581,7 @@ def _completed_text(paths: RunPaths, history: folder.History, request: RunReques
         width = max(len(name) for name in records)
         for name, record in records.items():
             if isinstance(record, RecordError):
-                lines.append(f"  {name:<{width}}  its record cannot be read")
+                lines.append(f"  {name:<{width}}  its record {record.path} {record.problem}")
                 continue
             lines.append(f"  {name:<{width}}  {_ran_text(record)}")
         first = next(iter(records))
