@@ -102,3 +102,16 @@ async def blocking(wf):
     await wf.stage("block", block, result={"type": "string"})
     await wf.stage("next", after)
 """
+
+# A stage, then a wait for an event: a run of it parks after open until ci is sent.
+PARKED = """
+import awf
+
+
+@awf.workflow(name="parked", description="A stage, then a wait for ci.", version="1.0.0",
+              events={"ci": {"type": "object"}, "note": None})
+async def parked(wf: awf.Context):
+    opened = await wf.stage("open", lambda: {"mr": 42}, result={"type": "object"})
+    ci = await wf.events.receive("ci")
+    return await wf.stage("merge", lambda: f"merged {opened['mr']}: {ci.value}", result={"type": "string"})
+"""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..record import entries, file_kinds, folder
 from ..record.clock import age, iso, now_iso
 from ..record.errors import RecordError, RecordWriteError
+from ..record.inbox import read_events
 from ..record.layout import RunPaths, root_problem, run_root_for
 from ..record.liveness import process_start
 from ..record.names import id_problem, stage_name_problem
@@ -543,9 +544,11 @@ def _claim_continue(request: RunRequest, workflow: Workflow[Any], root: Path, cw
             raise Refusal(_completed_text(paths, history, request))
         if not recorded_cwd.is_dir():
             raise Refusal(f"run {paths.name} works in {recorded_cwd}, which is no longer a folder")
-    except RecordError as error:
+        if "events" in history.run:
+            read_events(paths)  # an inbox that cannot be read is found now, before anything is recorded
+    except RecordError:
         claim.release()
-        raise Refusal(f"the run's record cannot be read: {error}") from None
+        raise  # the run's record cannot be read: exit 3, naming the file
     except Refusal:
         claim.release()
         raise
@@ -1002,6 +1005,8 @@ def _ending(
     if isinstance(error, asyncio.CancelledError):
         return make(attempt_outcome.FAILED, stage=stage_of(error), reason="the workflow was cancelled from within")
     stage = stage_of(error)
+    if isinstance(error, RecordError):  # awf's own read of the record, not the workflow's code
+        return make(attempt_outcome.FAILED, stage=stage, reason=f"the run's record cannot be read: {error}")
     if isinstance(error, (WorkflowError, StageValueError)):
         ending = make(attempt_outcome.FAILED, stage=stage, reason=str(error))
         ending.error = error.install if isinstance(error, MissingPackage) else None

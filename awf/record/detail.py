@@ -133,7 +133,10 @@ def read_detail(paths: RunPaths, here: Path | None = None) -> RunDetail:
     stages = read_stage_records(paths)
     detail = RunDetail(paths, history, stages, turn_costs(cost_entries), moved, unreadable=unreadable)
     if "events" in history.run:
-        detail.queued = waiting.queued(paths, taken)
+        try:
+            detail.queued = waiting.queued(paths, taken)
+        except RecordError as problem:
+            unreadable.append(problem)
     for name, record in stages.items():
         if isinstance(record, dict) and name in logged and record != logged[name]:
             detail.edited[name] = shown.get(name)

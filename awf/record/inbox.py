@@ -48,12 +48,17 @@ def read_sends(paths: RunPaths, start: int = 0) -> list[Line]:
     none when the run has no inbox. A line that does not fit is a RecordError naming the file."""
     path = inbox_path(paths)
     try:
-        lines = [line for line in read_lines(path, start=start, validate=False) if line.entry.get("kind") != "torn"]
+        lines = [line for line in read_lines(path, start=start, validate=False) if not _set_aside(line)]
     except FileNotFoundError:
         return []
     for line in lines:
         check("event", line.entry, path, f"the line at byte {line.offset} ")
     return lines
+
+
+def _set_aside(line: Line) -> bool:
+    """A line that is not JSON: a write a crash or a full disk cut short, passed over as in run.jsonl."""
+    return isinstance(line.entry, dict) and line.entry.get("kind") == "torn"
 
 
 def new_event_id() -> str:
