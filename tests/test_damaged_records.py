@@ -5,6 +5,7 @@ read, prints no traceback, and a command that reads or refuses changes no file."
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -101,4 +102,49 @@ def test_a_continue_of_a_run_whose_log_has_a_line_that_does_not_fit_exits_3_nami
         result = counted.awf("run", "counted.py", "--id", "stopped", "--continue", *argv)
         assert refused_naming(result, log), result.stderr
         assert len(awf_lines(result)) == 1 and "the run's record cannot be read" in result.stderr
+    assert files_of(counted.path / ".awf") == before
+
+
+def test_a_log_cut_inside_its_run_line_is_named_and_neither_plan_nor_continue_sets_its_half_line_aside(
+    counted: Project,
+):
+    (counted.path / "stop-b").touch()
+    assert counted.awf("run", "counted.py", "--id", "stopped").code == 3
+    log = counted.run_dir("counted", "stopped") / "run.jsonl"
+    log.write_bytes(log.read_bytes()[:40])
+    before = files_of(counted.path / ".awf")
+    for argv in (["--plan"], []):
+        result = counted.awf("run", "counted.py", "--id", "stopped", "--continue", *argv)
+        assert refused_naming(result, log), result.stderr
+        assert "has no 'run' line" in result.stderr
+    assert files_of(counted.path / ".awf") == before
+
+
+@pytest.mark.parametrize("lock", ["attempt.lock", "events.lock"])
+def test_a_folder_where_a_lock_file_goes_is_named_by_the_command_that_takes_it(parked: Project, lock: str):
+    where = parked.run_dir("parked", "p") / lock
+    where.unlink()
+    where.mkdir()
+    before = files_of(parked.path / ".awf")
+    if lock == "attempt.lock":
+        refused = parked.awf("run", "parked.py", "--id", "p", "--continue")
+    else:
+        refused = parked.awf("send", "parked/p", "ci", "--data", "{}")
+    assert refused_naming(refused, where), refused.stderr
+    assert "cannot be locked: it is a folder, not a file" in refused.stderr
+    assert "remove it: awf makes it again" in refused.stderr
+    assert files_of(parked.path / ".awf") == before
+
+
+def test_a_file_where_the_stages_folder_goes_is_named_by_the_readers_and_refuses_a_continue(counted: Project):
+    (counted.path / "stop-b").touch()
+    assert counted.awf("run", "counted.py", "--id", "stopped").code == 3
+    stages = counted.run_dir("counted", "stopped") / "stages"
+    shutil.rmtree(stages)
+    stages.write_text("")
+    before = files_of(counted.path / ".awf")
+    for argv in (["runs", "counted/stopped"], ["run", "counted.py", "--id", "stopped", "--continue"]):
+        result = counted.awf(*argv)
+        assert refused_naming(result, stages), result.stderr
+        assert "is a file, not a folder" in result.stderr
     assert files_of(counted.path / ".awf") == before

@@ -161,11 +161,23 @@ class Damage:
     how: str
 
 
+# Lock files: not read, but opened by every attempt; a folder in their place is as cheap to try.
+LOCKS = ("attempt.lock", "events.lock")
+
+
 def damage_bytes(data: st.DataObject, folder: Path, files: list[str]) -> Damage:
+    """A truncation at any byte, a byte flipped, an empty file, a file deleted, a folder where a
+    file goes (a lock file too), a file where the stages folder goes."""
+    how = data.draw(st.sampled_from(["truncate", "flip", "empty", "delete", "folder", "stages a file"]), label="how")
+    if how == "stages a file":
+        shutil.rmtree(folder / "stages")
+        (folder / "stages").write_text("")
+        return Damage("stages", "replaced by an empty file")
+    if how == "folder":
+        files = files + [name for name in LOCKS if (folder / name).is_file()]
     file = data.draw(st.sampled_from(files), label="file")
     path = folder / file
     content = path.read_bytes()
-    how = data.draw(st.sampled_from(["truncate", "flip", "empty", "folder", "delete"]), label="how")
     if how == "truncate":
         at = data.draw(st.integers(0, len(content) - 1), label="at")
         path.write_bytes(content[:at])

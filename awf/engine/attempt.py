@@ -554,8 +554,13 @@ def _claim_continue(request: RunRequest, workflow: Workflow[Any], root: Path, cw
         raise
     number = (last.number if last else 0) + 1
     if not request.preview:
-        # At once, so a continue or a new run refused meanwhile names this attempt and its pid.
-        folder.write_pid(paths, number)
+        try:
+            folder.clear_leftovers(paths)
+            # At once, so a continue or a new run refused meanwhile names this attempt and its pid.
+            folder.write_pid(paths, number)
+        except BaseException:
+            claim.release()
+            raise
     return _Claimed(paths, claim, args, recorded_cwd, number, history, sandbox)
 
 

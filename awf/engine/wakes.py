@@ -34,6 +34,7 @@ from ..record.clock import parse_iso
 from ..record.files import write_json
 from ..record.layout import RunPaths
 from ..record.liveness import is_alive, process_start
+from ..record.locks import holding
 from ..record.waiting import GIVE_UP_AFTER, crash_loop_text
 from .attempt_events import held_back, is_ready, next_due, waiting_on
 from .on_ray import Placement
@@ -150,9 +151,7 @@ def _target(history: folder.History) -> str:
 def wake(paths: RunPaths, *, force: bool = False, placement: Placement | None = None) -> Woken | Look:
     """Start the run's next attempt if it may start now, at most one at a time: placed with
     `placement` when given, else where the run's last attempt was placed, else here."""
-    from filelock import FileLock
-
-    with FileLock(str(paths.dir / "events.lock"), mode=0o600):
+    with holding(paths.dir / "events.lock"):
         try:
             history = folder.read_history(paths, ended_stages=False)
         except FileNotFoundError:
@@ -175,17 +174,19 @@ def wake(paths: RunPaths, *, force: bool = False, placement: Placement | None = 
 
 def after_attempt(paths: RunPaths) -> Woken | Look | None:
     """An attempt that has written its ending: it no longer counts as starting, and the run
-    wakes again if an event came while it worked."""
-    from filelock import FileLock
-
-    with FileLock(str(paths.dir / "events.lock"), mode=0o600):
-        try:
-            marker = folder.read_json_file(wake_pid_path(paths), "wake-pid")
-            if marker["pid"] == os.getpid():
-                wake_pid_path(paths).unlink()
-        except (FileNotFoundError, folder.RecordError):
-            pass
-    return wake(paths)
+    wakes again if an event came while it worked. A lock that cannot be taken leaves the run as
+    its ending left it: the next `awf send` or `awf wake` names the file."""
+    try:
+        with holding(paths.dir / "events.lock"):
+            try:
+                marker = folder.read_json_file(wake_pid_path(paths), "wake-pid")
+                if marker["pid"] == os.getpid():
+                    wake_pid_path(paths).unlink()
+            except (FileNotFoundError, folder.RecordError):
+                pass
+        return wake(paths)
+    except folder.RecordError as problem:
+        return Look("ended", why=f"its record cannot be read: {problem}")
 
 
 def every_run(root: Path) -> list[RunPaths]:

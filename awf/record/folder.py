@@ -6,6 +6,7 @@ only knows how to write it so that a crash leaves the old state or the new one.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -33,6 +34,7 @@ from .files import (
 )
 from .layout import RunPaths, prepare_root
 from .liveness import is_alive, process_start
+from .locks import holding, take
 from .log import read_lines, set_torn_tail_aside, unreadable
 from .schemas import check
 
@@ -46,6 +48,7 @@ __all__ = [
     "Refused",
     "RunPaths",
     "claim_existing",
+    "clear_leftovers",
     "create_run",
     "existing_id_like",
     "holder",
@@ -218,7 +221,7 @@ class AttemptClaim:
         self.paths = paths
         self._lock = FileLock(str(paths.lock), timeout=0, mode=0o600)
         try:
-            self._lock.acquire()
+            take(self._lock, paths.lock)
         except Timeout:
             raise Refused(_holder_text(paths)) from None
 
@@ -279,9 +282,7 @@ def refuse_if_taken(paths: RunPaths, *, locked: bool = True) -> None:
     being made now is seen whole, with the pid of its first attempt.
     """
     if not locked and paths.workflow_dir.is_dir():
-        from filelock import FileLock
-
-        with FileLock(str(paths.workflow_dir / ".new-run.lock"), mode=0o600):
+        with holding(paths.workflow_dir / ".new-run.lock"):
             refuse_if_taken(paths)
         return
     same = existing_id_like(paths)
@@ -310,11 +311,9 @@ def create_run(paths: RunPaths, run_fields: entries.RunFields) -> AttemptClaim:
     folder makes the check of the id and the creation one step, so two new runs on one id (or
     ids differing in case) cannot both go on.
     """
-    from filelock import FileLock
-
     prepare_root(paths.root)
     ensure_dir(paths.workflow_dir)
-    with FileLock(str(paths.workflow_dir / ".new-run.lock"), mode=0o600):
+    with holding(paths.workflow_dir / ".new-run.lock"):
         refuse_if_taken(paths)
         _remove_half_made_runs(paths)
         making = RunPaths(paths.root, paths.workflow, temp_name(paths.id))
@@ -368,21 +367,21 @@ def _remove_half_made_runs(paths: RunPaths) -> None:
 def claim_existing(paths: RunPaths) -> AttemptClaim:
     """Claim a run that exists for a new attempt, or refuse naming the attempt that holds it.
 
-    Then clears what a crash can leave: a half line at the end of the log is set aside before
-    anything is appended, temp files of writes that never finished are removed, and so is an
-    `attempt.pid` no live attempt wrote.
+    It changes no file: a continue that is then refused, or only previews, leaves the run as it
+    found it. One that goes on clears what a crash left first (`clear_leftovers`).
     """
     refuse_links(paths)
-    claim = AttemptClaim(paths)
-    try:
-        set_torn_tail_aside(paths.log, entries.torn(note="the end of a line a crash cut short"))
-        for folder in (paths.dir, paths.stages):
-            remove_temp_files(folder)
-        remove_pid(paths)  # the lock is ours, so the attempt that wrote it is over
-    except BaseException:
-        claim.release()
-        raise
-    return claim
+    return AttemptClaim(paths)
+
+
+def clear_leftovers(paths: RunPaths) -> None:
+    """What a crash can leave, cleared by the attempt that holds the claim, before it writes: a
+    half line at the end of the log is set aside before anything is appended, temp files of
+    writes that never finished are removed, and so is an `attempt.pid` no live attempt wrote."""
+    set_torn_tail_aside(paths.log, entries.torn(note="the end of a line a crash cut short"))
+    for folder in (paths.dir, paths.stages):
+        remove_temp_files(folder)
+    remove_pid(paths)  # the lock is ours, so the attempt that wrote it is over
 
 
 # The files and folders of a run that awf writes; none may be a symbolic link.
@@ -424,6 +423,9 @@ def read_stage_records(paths: RunPaths) -> dict[str, dict[str, Any] | RecordErro
         names = sorted(os.listdir(paths.stages))
     except FileNotFoundError:
         return records
+    except OSError as error:
+        problem = "is a file, not a folder" if error.errno == errno.ENOTDIR else unreadable(error)
+        raise RecordError(paths.stages, problem, "put the folder of stage records back, or move this away") from None
     folder = os.fspath(paths.stages)  # a string: making a Path for each record costs more than reading it
     for name in names:
         if not name.endswith(".json") or is_temp_name(name):

@@ -16,6 +16,7 @@ from typing import Any
 from .clock import now_iso
 from .files import append_line
 from .layout import RunPaths
+from .locks import holding
 from .log import Line, read_lines
 from .schemas import check
 
@@ -68,9 +69,7 @@ def new_event_id() -> str:
 
 def append_event(paths: RunPaths, name: str, value: Any, event_id: str | None) -> tuple[Event, bool]:
     """Queue an event; return it and whether it is new (False: that id was queued before)."""
-    from filelock import FileLock
-
-    with FileLock(str(paths.dir / "events.lock"), mode=0o600):
+    with holding(paths.dir / "events.lock"):
         if event_id is not None:
             for queued in read_events(paths):
                 if queued.id == event_id:
