@@ -1,4 +1,4 @@
-"""Every file of the record awf writes whole: its shape and its one constructor.
+"""Every file of the record awf writes whole (and the lines of the inbox): its shape and its one constructor.
 
 Each shape follows its schema in `schemas/` key for key (a test keeps them in step); each
 constructor stamps the format version. `values.json` and sandbox profiles are written by people,
@@ -8,7 +8,7 @@ not by awf, and have a schema but no constructor.
 # No `from __future__ import annotations`: on Python 3.11 a TypedDict reads NotRequired off
 # evaluated annotations only, and the test that keeps these in step with the schema reads them.
 
-from typing import Any, NotRequired, TypedDict, Unpack
+from typing import Any, Literal, NotRequired, TypedDict, Unpack
 
 from .schemas import FORMAT_VERSION
 
@@ -157,6 +157,24 @@ def turn_outcome(**fields: Unpack[TurnOutcomeFields]) -> TurnOutcome:
     return {"version": FORMAT_VERSION, **fields}
 
 
+class EventLineFields(TypedDict):
+    id: str  # --event-id, or one made from the time and four random bytes
+    name: str  # one of the events the workflow declares
+    value: NotRequired[Any]  # --data, checked against the event's schema when it was sent
+    sent: str  # ISO 8601, local time with its offset
+    pid: NotRequired[int]  # the awf send that queued it
+
+
+class EventLine(_Version, EventLineFields):
+    """A line of events.jsonl: one event sent to a run with events."""
+
+    kind: Literal["event"]
+
+
+def event_line(**fields: Unpack[EventLineFields]) -> EventLine:
+    return {"version": FORMAT_VERSION, "kind": "event", **fields}
+
+
 # Each file's schema and its shape.
 SHAPES: dict[str, type] = {
     "stage": StageRecord,
@@ -166,6 +184,7 @@ SHAPES: dict[str, type] = {
     "agent": AgentFile,
     "turn": TurnFile,
     "turn-outcome": TurnOutcome,
+    "event": EventLine,
 }
 # Files people write, which awf only reads.
 WRITTEN_BY_PEOPLE = frozenset({"values", "sandbox"})

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .clock import now_iso
+from .file_kinds import event_line
 from .files import append_line
 from .layout import RunPaths
 from .locks import holding
@@ -77,14 +78,6 @@ def append_event(paths: RunPaths, name: str, value: Any, event_id: str | None) -
         event = Event(event_id or new_event_id(), name, value, now_iso())
         append_line(
             inbox_path(paths),
-            {
-                "version": 1,
-                "kind": "event",
-                "id": event.id,
-                "name": name,
-                "value": value,
-                "sent": event.sent,
-                "pid": os.getpid(),
-            },
+            event_line(id=event.id, name=name, value=value, sent=event.sent, pid=os.getpid()),
         )
     return event, True
