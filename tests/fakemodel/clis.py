@@ -128,9 +128,10 @@ class CliSetup:
     # Options every test's runtime gives the harness, to keep a test short (never what it checks).
     runtime: Mapping[str, Any] = field(default_factory=dict)
 
-    def env(self, url: str, home: Path) -> dict[str, str]:
+    def env(self, url: str, home: Path, *, patient: bool = False) -> dict[str, str]:
         """The environment (over base_env) that sends the CLI to the fake model at `url`, with all
-        its state under `home`."""
+        its state under `home`. `patient`: it waits minutes on a model that says nothing, where a
+        test cuts the turn short first."""
         raise NotImplementedError
 
     def first_start(self, home: Path, cwd: Path) -> None:
@@ -140,9 +141,9 @@ class CliSetup:
 
 
 class ClaudeSetup(CliSetup):
-    def env(self, url: str, home: Path) -> dict[str, str]:
+    def env(self, url: str, home: Path, *, patient: bool = False) -> dict[str, str]:
         home.mkdir(parents=True, exist_ok=True)
-        return claude_env(url, home)
+        return {**claude_env(url, home), **({"API_TIMEOUT_MS": "600000"} if patient else {})}
 
     def first_start(self, home: Path, cwd: Path) -> None:
         """Onboarding done, the API key approved, the folder trusted (~/.claude.json)."""
@@ -157,8 +158,8 @@ class ClaudeSetup(CliSetup):
 
 
 class CodexSetup(CliSetup):
-    def env(self, url: str, home: Path) -> dict[str, str]:
-        write_codex_config(home, url)
+    def env(self, url: str, home: Path, *, patient: bool = False) -> dict[str, str]:
+        write_codex_config(home, url, idle_ms=600000 if patient else 20000)
         return codex_env(home)
 
     def first_start(self, home: Path, cwd: Path) -> None:
@@ -169,6 +170,7 @@ class CodexSetup(CliSetup):
             config.write(f'\n[projects.{json.dumps(str(cwd))}]\ntrust_level = "trusted"\n')
 
 
-CLAUDE = ClaudeSetup("claude")
+# A model genai-prices knows: a turn's cost read from its session file is priced by it.
+CLAUDE = ClaudeSetup("claude", runtime={"model": "claude-sonnet-4-5"})
 # Codex reconnects forever to a model it cannot reach; awf ends it after reconnect_limit seconds.
 CODEX = CodexSetup("codex", runtime={"reconnect_limit": 3})

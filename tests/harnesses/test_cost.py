@@ -1,8 +1,9 @@
-"""What a run's agents cost, however its attempts ended: the real `awf run`, the real claude and
-codex CLIs, the fake model server reporting known token counts.
+"""What a run's agents cost, however its attempts ended: the real `awf run`, the real CLI of each
+harness that states `session_file`, the fake model server reporting known token counts.
 
 A turn cut short (kill -9, Ctrl-C, --timeout) never gets its CLI's result line; the next attempt
-reads what it used from the agent's session file and counts it, once.
+reads what it used from the agent's session file and counts it, once. Part of the conformance
+suite: a harness joins by its line in HARNESSES (test_conformance.py).
 """
 
 from __future__ import annotations
@@ -19,9 +20,13 @@ from typing import Any
 import pytest
 from conftest import Project, finish, send
 from fakemodel import FakeModel, Shell, Silence, Text, Usage
-from fakemodel.clis import base_env, claude_env, codex_env, require, write_codex_config
+from fakemodel.clis import base_env, require
+from test_conformance import HARNESSES, Subject
 
 from awf.record.costs import money
+
+pytestmark = pytest.mark.harnesses
+CLAUDE = next(subject for subject in HARNESSES if subject.name == "claude")
 
 VALUE = {"done": True}
 
@@ -56,11 +61,6 @@ async def work(wf):
 # The call the fake answers before the turn is cut short: its tokens are what must be counted.
 FIRST_CALL = Usage(input=1000, cached=200, output=50)
 FIRST_TOKENS = {"input": 1200, "cached": 200, "cache_write": 0, "output": 50, "reasoning": 0}
-RUNTIMES = {
-    "claude": {"harness": "claude", "model": "claude-sonnet-4-5"},
-    # In full access: codex's own sandbox cannot start its helper under a temporary folder.
-    "codex": {"harness": "codex", "sandbox": "danger-full-access"},
-}
 
 
 def answer(value: Any, usage: Usage | None = None) -> Shell:
@@ -70,21 +70,17 @@ def answer(value: Any, usage: Usage | None = None) -> Shell:
 class Costed:
     """A project whose `awf run` reaches one real CLI, pointed at the fake model."""
 
-    def __init__(self, project: Project, harness: str, model: FakeModel) -> None:
-        require(harness)
+    def __init__(self, project: Project, subject: Subject, model: FakeModel) -> None:
+        require(subject.name)
         self.project = project
-        self.harness = harness
+        self.harness = subject.name
         self.model = model
         self.home = project.path.parent / "home"
         self.home.mkdir(parents=True, exist_ok=True)
-        project.env = {**base_env(), "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
-        if harness == "claude":
-            # Slow to give up on a silent model: the attempt is cut short first, as the test says.
-            project.env.update({**claude_env(model.url, self.home), "API_TIMEOUT_MS": "600000"})
-        else:
-            project.env.update(codex_env(self.home))
-            write_codex_config(self.home, model.url, idle_ms=600000)
-        project.env["AGENT_RUNTIME"] = json.dumps(RUNTIMES[harness])
+        # Slow to give up on a silent model: the attempt is cut short first, as the test says.
+        setup = subject.setup.env(model.url, self.home, patient=True)
+        project.env = {**base_env(), "NO_COLOR": "1", "PYTHONUNBUFFERED": "1", **setup}
+        project.env["AGENT_RUNTIME"] = json.dumps({"harness": subject.name, **subject.setup.runtime})
         self.workflow = project.write("work.py", WORKFLOW)
 
     def start(self, run_id: str, *flags: str) -> Any:
@@ -130,7 +126,9 @@ def model() -> Iterator[FakeModel]:
         yield server
 
 
-@pytest.fixture(params=["claude", "codex"])
+@pytest.fixture(
+    params=[pytest.param(subject, id=subject.name) for subject in HARNESSES if subject.capabilities.session_file]
+)
 def costed(request: pytest.FixtureRequest, project: Project, model: FakeModel) -> Costed:
     return Costed(project, request.param, model)
 
@@ -202,7 +200,7 @@ def test_a_turn_ended_by_the_attempts_timeout_is_counted_by_the_next_attempt(cos
 
 
 def test_a_session_file_that_is_gone_gives_unknown_usage_and_says_why(project: Project, model: FakeModel) -> None:
-    costed = Costed(project, "claude", model)
+    costed = Costed(project, CLAUDE, model)
     cut_short(costed, "g1", "kill")
     [start] = [entry for entry in costed.log("g1") if entry["kind"] == "turn-start"]
     Path(start["session_file"]).unlink()
@@ -221,7 +219,7 @@ def test_a_session_file_that_is_gone_gives_unknown_usage_and_says_why(project: P
 
 
 def test_max_cost_stops_a_run_that_passes_it_and_a_higher_budget_goes_on(project: Project, model: FakeModel) -> None:
-    costed = Costed(project, "claude", model)
+    costed = Costed(project, CLAUDE, model)
     # A million prompt tokens of claude-sonnet-4-5: $3 a call.
     big = Usage(input=1_000_000, cached=0, output=10)
     model.script(answer(VALUE, big), Text("Done.", usage=big))
