@@ -40,6 +40,7 @@ class Seen:
     how: str  # reused, provided, needs, none-needed
     record: dict[str, Any] | None = None
     schema: Schema | None = None
+    why: str | None = None  # for a stage that runs: why it does
 
     @property
     def json_schema(self) -> dict[str, Any]:
@@ -138,7 +139,7 @@ class LookAhead:
         if isinstance(decision, Reuse):
             self.beyond.append(Seen(name, decision.how, decision.record, schema))
             return decision.value
-        self.beyond.append(Seen(name, "runs", None, schema))
+        self.beyond.append(Seen(name, "runs", None, schema, decision.why))
         return self._would_run(name, schema, plan)
 
     def _would_run(self, name: str, schema: Schema | None, plan: StagePlan) -> Any:

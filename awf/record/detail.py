@@ -15,6 +15,7 @@ from .errors import RecordError
 from .folder import Attempt, History, read_history, read_json_file, read_stage_records
 from .layout import RUNS_DIR, RunPaths
 from .log import read_lines
+from .redo import stale_stages
 
 
 @dataclass
@@ -33,6 +34,8 @@ class RunDetail:
     # The files (or lines of run.jsonl) that could not be read; the rest is shown without them.
     unreadable: list[RecordError] = field(default_factory=list)
     queued: int | None = None  # a run with events: the events in its inbox no wait has taken
+    # A run with events after a redo: the current records that will run again, and why.
+    stale: dict[str, str] = field(default_factory=dict)
 
     @property
     def status(self) -> str:
@@ -89,6 +92,8 @@ class RunDetail:
         if name in self.edited:
             item["edited"] = True
             item["summary"] = self.edited[name] or item.get("summary")
+        if name in self.stale:
+            item["stale"] = self.stale[name]
         return item
 
     @property
@@ -117,6 +122,7 @@ def read_detail(paths: RunPaths, here: Path | None = None) -> RunDetail:
     moved = paths.log.stat().st_mtime
     cost_entries: list[dict[str, Any]] = []
     taken: set[str] = set()
+    redo_lines: list[dict[str, Any]] = []  # what tells which records a redo left stale
     logged: dict[str, dict[str, Any]] = {}  # the last record the log holds for each stage
     shown: dict[str, str | None] = {}  # and the summary a continue made of its value since
     for line in read_lines(paths.log, problems=[]):
@@ -130,6 +136,8 @@ def read_detail(paths: RunPaths, here: Path | None = None) -> RunDetail:
             shown[line.entry["stage"]] = line.entry["summary"]
         elif kind in ("take", "race"):
             taken |= waiting.taken_ids([line.entry])
+        if kind in ("redo", "redo-reached", "stage-start", "stage-reused"):
+            redo_lines.append(line.entry)
     stages = read_stage_records(paths)
     detail = RunDetail(paths, history, stages, turn_costs(cost_entries), moved, unreadable=unreadable)
     if "events" in history.run:
@@ -137,6 +145,7 @@ def read_detail(paths: RunPaths, here: Path | None = None) -> RunDetail:
             detail.queued = waiting.queued(paths, taken)
         except RecordError as problem:
             unreadable.append(problem)
+        detail.stale = stale_stages(redo_lines, stages)
     for name, record in stages.items():
         if isinstance(record, dict) and name in logged and record != logged[name]:
             detail.edited[name] = shown.get(name)

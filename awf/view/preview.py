@@ -1,4 +1,4 @@
-"""`awf run --plan`: what an attempt would reuse, where it would start, and where it would stop."""
+"""`awf run --plan`: what an attempt would reuse, where it would start, and where it would stop or park."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ from typing import Any
 
 from ..engine.attempt import Preview
 from ..engine.durations import format_duration
+from ..engine.errors import Park
+from ..engine.lookahead import LookAhead, Seen
 from ..engine.schema_text import type_text
 from ..record.clock import age
+from .runs_table import waits_text
 
 
 def preview_data(preview: Preview) -> dict[str, Any]:
@@ -29,6 +32,7 @@ def preview_data(preview: Preview) -> dict[str, Any]:
         ],
         "start": {"stage": look.start[0], "why": look.start[1]} if look.start else None,
         "stop": None,
+        "park": look.park,
         "go_on": preview.go_on or None,
     }
     if look.halt:
@@ -41,6 +45,17 @@ def preview_data(preview: Preview) -> dict[str, Any]:
     elif look.returned and preview.from_stage:
         reason = preview.preset.reason if preview.preset else f"--from-stage {preview.from_stage} is never reached"
         data["stop"] = {"stage": None, "reason": reason, "redo": None}
+    if look.beyond_start:
+        data["after_start"] = [
+            {"stage": seen.name, "how": seen.how, "why": seen.why, "attempt": (seen.record or {}).get("attempt")}
+            for seen in look.beyond
+        ]
+        data["waits"] = [
+            {"wait": w.wait, "after": w.after, "names": w.names, "how": w.how, "event": w.event, "due": w.due}
+            for w in look.waits
+        ]
+        if look.park is not None and not preview.would_stop:
+            data["would"] = "park"
     if look.value_problems:
         data["value_problems"] = look.value_problems
     if look.ended:
@@ -49,26 +64,27 @@ def preview_data(preview: Preview) -> dict[str, Any]:
 
 
 def preview_text(preview: Preview) -> str:
-    """The preview as a person reads it."""
+    """The preview as a person reads it: each stage, and in a run with events each wait, in order."""
     look = preview.look
     lines = [f"{preview.name}: what attempt {preview.attempt} would do (nothing has run)"]
-    width = max([len(seen.name) for seen in look.seen] + [len(look.start[0]) if look.start else 0, 4])
+    entered = [*look.seen, *look.beyond]
+    names = [seen.name for seen in entered] + [look.start[0] if look.start else "", look.halt[0] if look.halt else ""]
+    width = max([len(name) for name in names] + [4])
+    lines += _waits_after(look, None)
     for seen in look.seen:
-        if seen.how == "reused":
-            record = seen.record or {}
-            seconds = age(record.get("ended"))
-            ago = f", {format_duration(seconds)} ago" if seconds is not None else ""
-            lines.append(f"  ↺ {seen.name:<{width}}  reuse: succeeded in attempt {record.get('attempt')}{ago}")
-        elif seen.how == "provided":
-            lines.append(f"  ↺ {seen.name:<{width}}  the value given with --values")
-        elif seen.how == "needs":
-            lines.append(f"  ? {seen.name:<{width}}  needs a value: {type_text(seen.json_schema)}")
+        lines.append(_stage_line(seen, width))
+        lines += _waits_after(look, seen.name)
+    if look.start:
+        stage, why = look.start
+        after = "it runs" if look.beyond_start else "it and every stage after it run"
+        lines.append(f"  ▸ {stage:<{width}}  start point ({why}); {after}")
+        lines += _waits_after(look, stage)
+        for seen in look.beyond:
+            lines.append(_stage_line(seen, width))
+            lines += _waits_after(look, seen.name)
     if look.halt:
         stage, halt = look.halt
         lines.append(f"  ■ {stage:<{width}}  stop: {halt.reason}")
-    elif look.start:
-        stage, why = look.start
-        lines.append(f"  ▸ {stage:<{width}}  start point ({why}); it and every stage after it run")
     for problem in look.value_problems:
         lines.append(f"  ■ --values: {problem}")
     if look.stop:
@@ -80,10 +96,51 @@ def preview_text(preview: Preview) -> str:
                 lines.append(f"    {preview.preset.reason}")
         else:
             lines.append("  ✓ the workflow returns: every stage it enters would be reused")
+    if look.completes:
+        lines.append("  ✓ the workflow returns")
     if look.ended:
         lines.append(f"  … the look-ahead stops here: {look.ended}")
-    lines.append(f"would {'stop (exit 3)' if preview.would_stop else 'run'}")
+    if preview.would_stop:
+        lines.append("would stop (exit 3)")
+    elif look.park is not None:
+        lines.append(f"would park (exit 0), {Park(look.park).text}")
+    else:
+        lines.append("would run")
     if preview.go_on:
         lines.append(f"go on: {preview.go_on}")
     lines += [f"note: {hint}" for hint in (preview.preset.hints if preview.preset else [])]
     return "\n".join(lines)
+
+
+def _stage_line(seen: Seen, width: int) -> str:
+    if seen.how == "reused":
+        record = seen.record or {}
+        seconds = age(record.get("ended"))
+        ago = f", {format_duration(seconds)} ago" if seconds is not None else ""
+        return f"  ↺ {seen.name:<{width}}  reuse: succeeded in attempt {record.get('attempt')}{ago}"
+    if seen.how == "provided":
+        return f"  ↺ {seen.name:<{width}}  the value given with --values"
+    if seen.how == "needs":
+        return f"  ? {seen.name:<{width}}  needs a value: {type_text(seen.json_schema)}"
+    return f"  ▸ {seen.name:<{width}}  runs ({seen.why})" if seen.why else f"  ▸ {seen.name:<{width}}  runs"
+
+
+def _waits_after(look: LookAhead, stage: str | None) -> list[str]:
+    """The waits for events the attempt would reach after `stage`, and how each would be answered."""
+    lines = []
+    for wait in look.waits:
+        if wait.after != stage:
+            continue
+        where = f"after {stage}" if stage else "before any stage"
+        what = waits_text([{"names": wait.names, "due": wait.due}]) if wait.names or wait.due else "its time"
+        if wait.how == "replayed":
+            said = f"takes {wait.event} again, as an earlier attempt did" if wait.event else "keeps its recorded answer"
+        elif wait.how == "queued":
+            said = f"{wait.event} is in the inbox: it takes it"
+        elif wait.how == "due":
+            said = "its time has come"
+        else:
+            said = "nothing for it in the inbox: the attempt parks here"
+        mark = "◆" if wait.how == "parks" else "⧖"
+        lines.append(f"  {mark} waits for {what} {where} ({wait.wait}): {said}")
+    return lines

@@ -171,8 +171,14 @@ def detail(run: RunDetail, now: float | None = None, left: list[str] | None = No
             seconds = item["age"]
             said = item["summary"] if item["outcome"] == "succeeded" else item["reason"]
             outcome = f"{item['outcome']}, edited" if item.get("edited") else item["outcome"]
+            if item.get("stale"):
+                outcome += ", stale"
             stage_rows.append([name, outcome, item["attempt"], ago(seconds), said or ""])
         lines += _indent(columns(["stage", "outcome", "attempt", "age", "summary"], stage_rows))
+        stale = [name for name in run.stages if name in run.stale]
+        if stale:
+            why = run.stale[stale[0]]
+            lines.append(f"  stale ({why}; each runs again when the workflow reaches it): {', '.join(stale)}")
     else:
         lines.append("  (no stage recorded)")
     if data["go_on"]:
