@@ -54,7 +54,23 @@ def read_lines(
     for the lines (as bytes) it says False of. Given `problems`, a line that does not fit is added
     to it and passed over, so a reader can show the rest.
     """
-    data = read_log_bytes(path, start)
+    yield from parse_lines(
+        path, read_log_bytes(path, start), start=start, validate=validate, kinds=kinds, keep=keep, problems=problems
+    )
+
+
+def parse_lines(
+    path: Path,
+    data: bytes,
+    *,
+    start: int = 0,
+    validate: bool = True,
+    kinds: frozenset[str] | None = None,
+    keep: Callable[[bytes], bool] | None = None,
+    problems: list[RecordError] | None = None,
+) -> Iterator[Line]:
+    """The entries of `data`, the bytes of the log at `path` from byte `start` on, as read_lines
+    gives them: one read of the log can be asked for its lines more than once."""
     offset = start
     last_at = ""
     for raw in data.splitlines(keepends=True):
@@ -87,6 +103,27 @@ def read_lines(
                 problems.append(problem)
                 continue
         yield Line(line_offset, entry)
+
+
+@dataclass(frozen=True)
+class LogRead:
+    """A log as one read of it found it, asked for its lines of a few kinds at a time."""
+
+    path: Path
+    data: bytes
+
+    def lines(self, kinds: frozenset[str], *, validate: bool = True) -> list[Line]:
+        """The lines of `kinds`, as read_lines gives them, from this read."""
+        return list(parse_lines(self.path, self.data, kinds=kinds, validate=validate))
+
+    def has(self, kind: str) -> bool:
+        """Whether the log may hold a line of `kind`: a look at its bytes, never a parse."""
+        return f'"{kind}"'.encode() in self.data
+
+
+def read_log(path: Path) -> LogRead:
+    """The whole log, read once; FileNotFoundError or RecordError as read_log_bytes."""
+    return LogRead(path, read_log_bytes(path))
 
 
 def read_log_bytes(path: Path | str, start: int = 0) -> bytes:

@@ -7,7 +7,6 @@ until one of them speaks, then reads only what was appended since it last read.
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import select
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..record.errors import RecordError
 from ..record.liveness import is_alive
-from ..record.log import Line
+from ..record.log import Line, parse_lines, read_log_bytes
 
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver
@@ -107,15 +106,11 @@ class Follower:
     def new_lines(self) -> list[Line]:
         """The complete lines appended since the last call; a half-written last one waits."""
         try:
-            with open(self.log, "rb") as handle:
-                handle.seek(self.offset)
-                data = handle.read()
+            data = read_log_bytes(self.log, self.offset)
         except FileNotFoundError:
             raise RecordError(self.log, "is gone: the run's folder was moved or deleted") from None
-        except OSError as error:
-            raise RecordError(self.log, f"cannot be read: {error.strerror}") from None
         end = data.rfind(b"\n") + 1
-        lines = parse_lines(self.log, data[:end], self.offset)
+        lines = list(parse_lines(self.log, data[:end], start=self.offset))
         self.offset += end
         return lines
 
@@ -129,23 +124,3 @@ class Follower:
             except OSError:
                 pass
             self._pidfd = None
-
-
-def parse_lines(path: Path, data: bytes, base: int) -> list[Line]:
-    """Complete lines of the log, each checked against its schema, with the offsets they start at."""
-    from ..record.schemas import check
-
-    lines = []
-    offset = base
-    for raw in data.splitlines(keepends=True):
-        start, offset = offset, offset + len(raw)
-        if not raw.strip():
-            continue
-        where = f"the line at byte {start} "
-        try:
-            entry = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise RecordError(path, f"{where}is not JSON ({getattr(error, 'msg', error)})") from None
-        check("log-entry", entry, path, where)
-        lines.append(Line(start, entry))
-    return lines
