@@ -9,7 +9,7 @@ from typing import Any
 
 from ..record.errors import RecordError
 from ..record.liveness import is_alive
-from ..record.log import read_lines
+from ..record.log import Line, read_lines
 
 
 @dataclass(frozen=True)
@@ -59,12 +59,18 @@ class LeftRunning:
         return True
 
 
-def left_running(log: Path, attempts: Iterable[int]) -> list[LeftRunning]:
-    """The agents' processes of `attempts` that still run: the same pid, started at the same time."""
+# The lines that name an agent's processes.
+PROCESS_KINDS = frozenset({"agent-process"})
+
+
+def left_running(log: Path, attempts: Iterable[int], lines: Iterable[Line] | None = None) -> list[LeftRunning]:
+    """The agents' processes of `attempts` that still run: the same pid, started at the same time.
+
+    `lines`: the log's lines of PROCESS_KINDS, when they are read already."""
     wanted = set(attempts)
     found: list[LeftRunning] = []
     seen: set[int] = set()
-    for line in read_lines(log):
+    for line in read_lines(log, kinds=PROCESS_KINDS) if lines is None else lines:
         item = line.entry
         if item["kind"] != "agent-process" or item.get("attempt") not in wanted or item["pid"] in seen:
             continue

@@ -13,14 +13,14 @@ never zero.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..record import entries
 from ..record.costs import money
-from ..record.log import read_lines
+from ..record.log import Line, read_lines
 from .harness import Harness, Session
 from .registry import NoHarness, own_harness
 
@@ -57,13 +57,20 @@ class Recovered:
         return text
 
 
-def settle(log: Path, attempt: int, env: Mapping[str, str] | None = None, *, own: bool = False) -> list[Recovered]:
+def settle(
+    log: Path,
+    attempt: int,
+    env: Mapping[str, str] | None = None,
+    *,
+    own: bool = False,
+    lines: Iterable[Line] | None = None,
+) -> list[Recovered]:
     """Append a `usage` line for each turn of an attempt before `attempt` (with `own`, of `attempt`
     itself, as it ends) whose use went unrecorded, read from its session file; return what each
-    attempt was found to have used."""
+    attempt was found to have used. `lines`: the log's lines of KINDS, when they are read already."""
     env = os.environ if env is None else env
     found: dict[int, Recovered] = {}
-    for turn in _unsettled(log, attempt + 1 if own else attempt):
+    for turn in _unsettled(log, attempt + 1 if own else attempt, lines):
         harness = _harness(turn.start.get("harness"))
         if harness is None:
             continue
@@ -96,11 +103,11 @@ def settle(log: Path, attempt: int, env: Mapping[str, str] | None = None, *, own
     return [found[number] for number in sorted(found) if found[number].tokens or found[number].unknown]
 
 
-def _unsettled(log: Path, attempt: int) -> list[_Turn]:
+def _unsettled(log: Path, attempt: int, lines: Iterable[Line] | None) -> list[_Turn]:
     """The turns of earlier attempts that used what they could not record, and have no `usage` line."""
     turns: dict[tuple[int, str, int], _Turn] = {}
     order: list[_Turn] = []
-    for line in read_lines(log, kinds=KINDS, validate=False):
+    for line in read_lines(log, kinds=KINDS, validate=False) if lines is None else lines:
         entry = line.entry
         number = entry.get("attempt")
         if not isinstance(number, int) or number >= attempt:

@@ -6,11 +6,12 @@ for `awf attach`, which finds the one to show.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..record.liveness import is_alive
-from ..record.log import read_lines
+from ..record.log import Line, read_lines
 from .multiplexer import Multiplexer, MultiplexerError, multiplexer
 
 
@@ -33,10 +34,16 @@ class RecordedWorkspace:
             return False
 
 
-def recorded_workspaces(log: Path) -> list[RecordedWorkspace]:
-    """Every workspace the run's `pane` lines name, by attempt, in the order they were opened."""
+# The lines that name an agent's pane.
+PANE_KINDS = frozenset({"pane"})
+
+
+def recorded_workspaces(log: Path, lines: Iterable[Line] | None = None) -> list[RecordedWorkspace]:
+    """Every workspace the run's `pane` lines name, by attempt, in the order they were opened.
+
+    `lines`: the log's lines of PANE_KINDS, when they are read already."""
     found: dict[tuple[int, str, str], RecordedWorkspace] = {}
-    for line in read_lines(log):
+    for line in read_lines(log, kinds=PANE_KINDS) if lines is None else lines:
         item = line.entry
         if item["kind"] != "pane":
             continue
@@ -48,10 +55,10 @@ def recorded_workspaces(log: Path) -> list[RecordedWorkspace]:
     return list(found.values())
 
 
-def name_interrupted(log: Path, attempt: int, run: str) -> list[str]:
+def name_interrupted(log: Path, attempt: int, run: str, lines: Iterable[Line] | None = None) -> list[str]:
     """What to say of the workspaces of `attempt`, which was interrupted: where, and whether open."""
     said = []
-    for workspace in recorded_workspaces(log):
+    for workspace in recorded_workspaces(log, lines):
         if workspace.attempt != attempt:
             continue
         if not workspace.is_open():

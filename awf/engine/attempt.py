@@ -131,13 +131,23 @@ def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
         if workflow.events:
             from . import attempt_events  # deferred, here and below: only a run with events needs it
 
-            mark, from_stage = attempt_events.redo_mark(paths, attempt, request.from_stage)
+            mark, from_stage = attempt_events.redo_mark(history, attempt, request.from_stage)
         else:
             from_stage = request.from_stage or _inherited_from_stage(history)
         look = None
         if from_stage or request.preview:
             look = _look_ahead(
-                workflow, args, paths, run_cwd, attempt, records, from_stage, values or {}, mark, request.preview
+                workflow,
+                args,
+                paths,
+                run_cwd,
+                attempt,
+                records,
+                from_stage,
+                values or {},
+                mark,
+                history,
+                request.preview,
             )
         if look is not None and request.from_stage and look.returned:
             refusal = from_stage_rules.unknown_refusal(request.from_stage, records, [s.name for s in look.seen])
@@ -316,6 +326,7 @@ def _look_ahead(
     from_stage: str | None,
     values: dict[str, Any],
     mark: RedoMark | None,
+    history: folder.History | None,
     preview: bool = False,
 ) -> LookAhead:
     from .lookahead import LookAhead, look_ahead  # deferred: only --from-stage and --plan look ahead
@@ -334,7 +345,7 @@ def _look_ahead(
     if workflow.events:
         from . import attempt_events
 
-        attempt_events.attach(state, workflow, paths)
+        attempt_events.attach(state, workflow, history)
     context = Context(state, run_id=paths.id, workflow=workflow.name, cwd=cwd)
     return look_ahead(workflow, context, args, cwd)
 
@@ -644,7 +655,7 @@ def _run_claimed(
             ),
         )
         if history is not None:
-            attempt_agents.settle_unrecorded(paths, claimed.attempt, observer)
+            attempt_agents.settle_unrecorded(paths, claimed.attempt, observer, read=history.read)
         if workflow.events and request.from_stage:
             attempt_events.record_redo(paths, claimed.attempt, request.from_stage)
     except RecordWriteError:
@@ -674,7 +685,7 @@ def _run_claimed(
     state.max_cost = max_cost
     attempt_agents.attach(state, cwd=claimed.cwd, deadline=deadline, sandbox=claimed.sandbox)
     if workflow.events:
-        attempt_events.attach(state, workflow, paths)
+        attempt_events.attach(state, workflow, history)
     context = Context(state, run_id=paths.id, workflow=workflow.name, cwd=claimed.cwd)
     previous_cwd = Path.cwd()
     os.chdir(claimed.cwd)
@@ -821,7 +832,7 @@ def _name_interrupted(
         if attempt is trailing[0]:
             text += "; " + _starts_instead(attempt, given, from_stage)
         observer.notice(text)
-        attempt_agents.name_left_running(paths, attempt.number, observer)
+        attempt_agents.name_left_running(paths, attempt.number, observer, history)
 
 
 def _settle_leftovers(request: RunRequest, claimed: _Claimed, observer: Observer) -> None:

@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from ..record import folder
+from ..record.errors import RecordError
 from ..record.layout import RunPaths
+from ..record.log import LogRead, read_log
 from .budget import check
 from .context import AttemptState
 from .observer import Observer
@@ -58,9 +60,10 @@ def left_running(paths: RunPaths, history: folder.History | None) -> list[Any]:
     crashed = [attempt.number for attempt in history.attempts if attempt.end is None and not attempt.is_live()]
     if not crashed:
         return []
+    from ..agents.leftovers import PROCESS_KINDS
     from ..agents.leftovers import left_running as find
 
-    return list(find(paths.log, crashed))
+    return list(find(paths.log, crashed, history.lines(PROCESS_KINDS)))
 
 
 def leftovers_refusal(paths: RunPaths, left: list[Any]) -> str:
@@ -94,29 +97,33 @@ def end_left_running(left: list[Any], observer: Observer) -> list[str]:
     return stuck
 
 
-def settle_unrecorded(paths: RunPaths, attempt: int, observer: Observer, *, own: bool = False) -> None:
+def settle_unrecorded(
+    paths: RunPaths, attempt: int, observer: Observer, *, own: bool = False, read: LogRead | None = None
+) -> None:
     """Count what earlier attempts' turns used and could not record, read from their agents'
     sessions, and say so: `attempt 2 used 41,200 tokens ($0.31) that it could not record; counted now`.
-    With `own`, the attempt's own turns, as it completes: no attempt comes after it to count them."""
-    try:
-        with open(paths.log, "rb") as handle:
-            if b'"turn-start"' not in handle.read():
-                return  # no agent ever took a turn: nothing to import, nothing to read
-    except OSError:
-        return
-    from ..agents.recovery import settle
+    With `own`, the attempt's own turns, as it completes: no attempt comes after it to count them.
+    Given the `read` of the log the attempt's history was made of, the log is not read again."""
+    if read is None:
+        try:
+            read = read_log(paths.log)
+        except (OSError, RecordError):
+            return
+    if not read.has("turn-start"):
+        return  # no agent ever took a turn: nothing to import, nothing to read
+    from ..agents.recovery import KINDS, settle
 
-    for found in settle(paths.log, attempt, own=own):
+    for found in settle(paths.log, attempt, own=own, lines=read.lines(KINDS, validate=False)):
         observer.notice(found.line())
 
 
-def name_left_running(paths: RunPaths, attempt: int, observer: Observer) -> None:
+def name_left_running(paths: RunPaths, attempt: int, observer: Observer, history: folder.History) -> None:
     """Name each agent of an interrupted attempt that still runs, with its pid, and the workspace
     its agents' panes were in."""
-    from ..agents.leftovers import left_running
-    from ..agents.workspaces import name_interrupted
+    from ..agents.leftovers import PROCESS_KINDS, left_running
+    from ..agents.workspaces import PANE_KINDS, name_interrupted
 
-    for left in left_running(paths.log, [attempt]):
+    for left in left_running(paths.log, [attempt], history.lines(PROCESS_KINDS)):
         observer.notice(str(left))
-    for line in name_interrupted(paths.log, attempt, paths.name):
+    for line in name_interrupted(paths.log, attempt, paths.name, history.lines(PANE_KINDS)):
         observer.notice(line)

@@ -11,7 +11,7 @@ from ..record.inbox import read_events
 from ..record.layout import RunPaths
 from .context import AttemptState
 from .errors import Park
-from .events import EventsApi, Replay
+from .events import REPLAY_KINDS, EventsApi, Replay
 from .lookahead import LookAhead
 from .plan import RedoMark
 from .request import RunRequest
@@ -28,9 +28,10 @@ def declared(workflow: Workflow[Any]) -> dict[str, Any]:
     }
 
 
-def attach(state: AttemptState, workflow: Workflow[Any], paths: RunPaths) -> None:
-    """Give the attempt its `wf.events`, with what earlier attempts recorded of their waits."""
-    replay = Replay.read(paths) if paths.log.exists() else Replay()
+def attach(state: AttemptState, workflow: Workflow[Any], history: folder.History | None) -> None:
+    """Give the attempt its `wf.events`, with what earlier attempts recorded of their waits (none
+    for a new run, which has no `history`)."""
+    replay = Replay.of(history.lines(REPLAY_KINDS)) if history is not None else Replay()
     state.events = EventsApi(state, dict(workflow.events or {}), replay)
 
 
@@ -38,20 +39,26 @@ def record_redo(paths: RunPaths, attempt: int, stage: str) -> None:
     entries.append(paths.log, entries.redo(attempt=attempt, stage=stage))
 
 
-def redo_mark(paths: RunPaths, attempt: int, from_stage: str | None) -> tuple[RedoMark | None, str | None]:
+# The lines a redo is read from.
+REDO_KINDS = frozenset({"redo", "redo-reached"})
+
+
+def redo_mark(
+    history: folder.History | None, attempt: int, from_stage: str | None
+) -> tuple[RedoMark | None, str | None]:
     """The redo that holds for this attempt, and the --from-stage it still has to reach.
 
     A --from-stage given now starts a new redo. Otherwise the run's last redo holds: reached, it
     marks which records are older than it; not yet reached (its attempt crashed or stopped on the
-    way), this attempt goes on towards its stage.
+    way), this attempt goes on towards its stage. A new run (no `history`) has no redo.
     """
     if from_stage is not None:
         return RedoMark(attempt, from_stage), from_stage
-    if not paths.log.exists():
+    if history is None:
         return None, None
     last: dict[str, Any] | None = None
     reached: dict[str, Any] | None = None
-    for line in folder.read_lines(paths.log):
+    for line in history.lines(REDO_KINDS):
         entry = line.entry
         if entry["kind"] == "redo":
             last, reached = entry, None

@@ -11,13 +11,14 @@ a timer the same due time.
 from __future__ import annotations
 
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..record import entries, folder
 from ..record.clock import iso, parse_iso
 from ..record.inbox import Event, read_events
+from ..record.log import Line
 from .durations import parse_duration
 from .errors import Park, WorkflowError
 
@@ -34,6 +35,10 @@ class Winner:
         return self.event.value if self.event else None
 
 
+# The lines a wait is replayed from.
+REPLAY_KINDS = frozenset({"take", "race", "timer"})
+
+
 @dataclass
 class Replay:
     """What earlier attempts of an events run recorded about their waits."""
@@ -45,8 +50,13 @@ class Replay:
 
     @classmethod
     def read(cls, paths: folder.RunPaths) -> Replay:
+        return cls.of(folder.read_lines(paths.log, kinds=REPLAY_KINDS))
+
+    @classmethod
+    def of(cls, lines: Iterable[Line]) -> Replay:
+        """The replay the lines of REPLAY_KINDS make."""
         replay = cls()
-        for line in folder.read_lines(paths.log):
+        for line in lines:
             entry = line.entry
             kind = entry["kind"]
             if kind == "take":

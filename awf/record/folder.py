@@ -35,7 +35,7 @@ from .files import (
 from .layout import RunPaths, prepare_root
 from .liveness import is_alive, process_start
 from .locks import holding, take
-from .log import read_lines, set_torn_tail_aside, unreadable
+from .log import Line, LogRead, parse_lines, read_lines, read_log, set_torn_tail_aside, unreadable
 from .schemas import check
 
 # The record's one entry point for the layers above: what they write and read goes through here.
@@ -132,11 +132,22 @@ class Attempt:
 
 @dataclass
 class History:
-    """What run.jsonl says of a run."""
+    """What run.jsonl says of a run, from one read of it.
+
+    The run, its attempts and what is queued are read at once; every other kind of line is
+    parsed only when asked for (`lines`), from the same bytes: an attempt's start asks for a few
+    kinds (agents left running, their panes, turns to settle, events), each once, and most
+    continues for none.
+    """
 
     run: dict[str, Any]
     attempts: list[Attempt]
     queued: dict[str, Any] | None = None  # an attempt placed on a scheduler that has not started
+    read: LogRead | None = None  # the read of the log it was made of
+
+    def lines(self, kinds: frozenset[str], *, validate: bool = True) -> list[Line]:
+        """The lines of `kinds`, as read_lines gives them, from the read the history was made of."""
+        return self.read.lines(kinds, validate=validate) if self.read is not None else []
 
     @property
     def last(self) -> Attempt | None:
@@ -167,13 +178,10 @@ def read_history(paths: RunPaths, *, ended_stages: bool = True, problems: list[R
     of stages would read two lines for each. Given `problems`, a damaged line is added to it and
     passed over (see read_lines).
     """
+    read = read_log(paths.log)
     keep: Callable[[bytes], bool] | None = None
     if not ended_stages:
-        ended = {
-            line.entry["attempt"]
-            for line in read_lines(paths.log, kinds=frozenset({"attempt-end"}))
-            if line.kind == "attempt-end"
-        }
+        ended = {line.entry["attempt"] for line in read.lines(frozenset({"attempt-end"})) if line.kind == "attempt-end"}
 
         def of_open_attempt(raw: bytes) -> bool:
             head = _STAGE_LINE.match(raw)
@@ -183,7 +191,7 @@ def read_history(paths: RunPaths, *, ended_stages: bool = True, problems: list[R
     run: dict[str, Any] | None = None
     attempts: dict[int, Attempt] = {}
     queued: dict[str, Any] | None = None
-    for line in read_lines(paths.log, kinds=HISTORY_KINDS, keep=keep, problems=problems):
+    for line in parse_lines(paths.log, read.data, kinds=HISTORY_KINDS, keep=keep, problems=problems):
         item = line.entry
         kind = item["kind"]
         if kind == "run":
@@ -208,7 +216,7 @@ def read_history(paths: RunPaths, *, ended_stages: bool = True, problems: list[R
                 attempt.start_point = item
     if run is None:
         raise RecordError(paths.log, "has no 'run' line: it is not the log of a run")
-    return History(run, [attempts[n] for n in sorted(attempts)], queued)
+    return History(run, [attempts[n] for n in sorted(attempts)], queued, read)
 
 
 class AttemptClaim:
