@@ -173,3 +173,14 @@ def test_watch_exit_codes_for_bad_names_and_damaged_files(steps: Project):
     log.write_text(log.read_text().replace('"kind": "stage-start"', '"kind": 7', 1))
     damaged = steps.awf("watch", "steps/w8")
     assert damaged.code == 3 and str(log) in damaged.stderr
+
+
+def test_watch_passes_over_a_line_that_is_not_json_as_awf_logs_and_a_continue_do(steps: Project):
+    assert run(steps, "w10", "fail").code == 1
+    log = steps.run_dir("steps", "w10") / "run.jsonl"
+    lines = log.read_text().splitlines(keepends=True)
+    log.write_text("".join([*lines[:2], '{"version": 1, "kind": "log", "at": "cut short by a full disk\n', *lines[2:]]))
+    done = steps.awf("watch", "steps/w10")
+    assert done.code == 1, done.stderr
+    assert "✗ steps/w10 failed in build (attempt 1, exit 1)" in done.stderr
+    assert steps.awf("logs", "steps/w10").code == 0
