@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import anthropic, openai
+from . import anthropic, gemini, openai
 from .replies import Reply, Shell, Silence, Status, Text, Tool
 
 NOTHING_SCRIPTED = "fake model: nothing was scripted for this request"
@@ -119,6 +119,11 @@ class FakeModel:
             return request.reply
 
 
+def _dialect(request: Request) -> Any:
+    """The module that speaks the request's API."""
+    return {"anthropic": anthropic, "gemini": gemini}.get(request.api, openai)
+
+
 def unused_port() -> int:
     """A port nothing listens on (bound, then freed): where a model server that is down would be."""
     with socket.socket() as sock:
@@ -166,6 +171,12 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.command == "POST" and path.endswith("/responses"):
             request.api = "openai"
             request.side = not openai.is_conversation(body if isinstance(body, dict) else {})
+        elif self.command == "POST" and path.endswith(":countTokens"):
+            self.fake._record(request)
+            return self._json(200, {"totalTokens": 100})
+        elif self.command == "POST" and path.endswith((":generateContent", ":streamGenerateContent")):
+            request.api = "gemini"
+            request.side = not gemini.is_conversation(body if isinstance(body, dict) else {})
         reply = self.fake._record(request)
         if request.api == "other":
             return self._other(path)
@@ -180,8 +191,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, request: Request, reply: Reply) -> None:
         if isinstance(reply, Status):
-            api = anthropic if request.api == "anthropic" else openai
-            return self._json(reply.code, api.error_body(reply.code, reply.message))
+            return self._json(reply.code, _dialect(request).error_body(reply.code, reply.message))
         if isinstance(reply, Silence):
             if reply.started:
                 self._stream_headers()
@@ -190,19 +200,25 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _stream(self, request: Request, reply: Text | Shell | Tool) -> None:
         body = request.body if isinstance(request.body, dict) else {}
+        path = urlsplit(request.path).path
         try:
             if request.api == "anthropic":
-                events = list(anthropic.events(reply, body))
+                events: list[tuple[str | None, Any]] = list(anthropic.events(reply, body))
+            elif request.api == "gemini":
+                model = gemini.model_of(path)
+                if path.endswith(":generateContent"):
+                    return self._json(200, gemini.whole(reply, body, model))
+                events = [(None, data) for data in gemini.responses(reply, body, model)]
             else:
                 events = [(data["type"], data) for data in openai.events(reply, body)]
         except ValueError as error:  # a script the request cannot take: say so where the test will see it
             request.error = str(error)
-            api = anthropic if request.api == "anthropic" else openai
-            return self._json(400, api.error_body(400, f"fake model: {error}"))
+            return self._json(400, _dialect(request).error_body(400, f"fake model: {error}"))
         self._stream_headers()
         try:
             for name, data in events:
-                self._chunk(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                named = f"event: {name}\n" if name else ""
+                self._chunk(f"{named}data: {json.dumps(data)}\n\n".encode())
             self._chunk(b"")
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
