@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 from conftest import Project
 from fakemodel import FakeModel, Shell, Text
-from fakemodel.clis import base_env, claude_env, codex_env, require, write_codex_config
+from fakemodel.clis import CLAUDE, CODEX, GEMINI, base_env, claude_env, require
+
+SETUPS = {setup.name: setup for setup in (CLAUDE, CODEX, GEMINI)}
 
 PLAN_VALUE = {"branch": "fix/212", "steps": ["parse years before 1970"]}
 
@@ -67,11 +69,7 @@ class Agents:
         self.harness = harness
         home = project.path.parent / "home"
         project.env = {**base_env(), "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
-        if harness == "claude":
-            project.env.update(claude_env(url, home))
-        else:
-            project.env.update(codex_env(home))
-            write_codex_config(home, url)
+        project.env.update(SETUPS[harness].env(url, home))
         home.mkdir(parents=True, exist_ok=True)
         self.workflow = project.write("ask.py", WORKFLOW)
 
@@ -231,6 +229,7 @@ def test_the_seeds_fix_issue_stops_without_a_review_and_a_continue_reruns_only_t
     [
         ("claude.md", ["plan.py", "--id", "212", "--", "#212: dates before 1970 parse as null"], PLAN_VALUE),
         ("codex.md", ["review.py", "--id", "4be1c07", "--", "4be1c07"], {"approved": True, "findings": []}),
+        ("gemini.md", ["triage.py", "--id", "212", "--", "#212"], {"severity": "high", "area": "dates"}),
     ],
 )
 def test_the_pages_example_runs_on_the_real_cli(

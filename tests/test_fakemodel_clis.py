@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, Shell, Silence, Status, Text, Tool, Usage, unused_port
-from fakemodel.clis import base_env, claude_env, codex_config, codex_env, require
+from fakemodel.clis import base_env, claude_env, codex_config, codex_env, gemini_env, require, write_gemini_settings
 
 
 @dataclass
@@ -391,7 +391,7 @@ def test_codex_gives_up_on_a_stream_gone_quiet(model: FakeModel, tmp_path: Path,
 # -- no other host ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["claude", "codex"])
+@pytest.mark.parametrize("name", ["claude", "codex", "gemini"])
 def test_the_cli_reaches_no_host_but_the_fake_model(model: FakeModel, tmp_path: Path, work: Path, name: str) -> None:
     program = require(name)
     strace = shutil.which("strace")
@@ -404,6 +404,15 @@ def test_the_cli_reaches_no_host_but_the_fake_model(model: FakeModel, tmp_path: 
     if name == "claude":
         env = {**base_env(), **claude_env(model.url, home)}
         argv = [program, "-p", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash(echo:*)"]
+    elif name == "gemini":
+        env = {**base_env(), **gemini_env(model.url, home)}
+        write_gemini_settings(home)
+        policy = tmp_path / "policy.toml"
+        policy.write_text(
+            '[[rule]]\ntoolName = "run_shell_command"\ncommandPrefix = "echo"\ndecision = "allow"\npriority = 900\n'
+        )
+        # No model named: its router's side request is made too.
+        argv = [program, "-p", "", "-o", "stream-json", "--skip-trust", "--policy", str(policy)]
     else:
         env = {**base_env(), **codex_env(home)}
         argv = [program, "exec", "--json", "--skip-git-repo-check", *codex_config(model.url), "-s", "workspace-write"]

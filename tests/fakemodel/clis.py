@@ -1,6 +1,6 @@
-"""How a test points the real `claude` and `codex` at the fake model, and nowhere else.
+"""How a test points the real agent CLIs at the fake model, and nowhere else.
 
-Both CLIs are found as awf finds them: the path in AWF_CLAUDE / AWF_CODEX, else on PATH.
+Each CLI is found as awf finds it: the path in AWF_CLAUDE / AWF_CODEX / AWF_GEMINI ..., else on PATH.
 `.ci/install-agent-clis DIR` installs the pinned versions.
 """
 
@@ -34,6 +34,15 @@ _FOREIGN = (
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "CODEX_HOME",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GEMINI_BASE_URL",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_GENAI_USE_GCA",
+    "GOOGLE_CLOUD_PROJECT",
+    "GEMINI_CLI_HOME",
+    "GEMINI_MODEL",
+    "GITHUB_SHA",  # makes Gemini CLI strip every variable but its own from the commands it runs
 )
 
 
@@ -120,6 +129,26 @@ def _codex_settings(url: str, retries: int, idle_ms: int) -> dict[str, str]:
     }
 
 
+def gemini_env(url: str, home: Path) -> dict[str, str]:
+    """Settings that send Gemini CLI to the fake model at `url`, with its settings and sessions
+    under `home` (GEMINI_CLI_HOME), which `write_gemini_settings` fills."""
+    return {"GEMINI_CLI_HOME": str(home), "GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": FAKE_KEY}
+
+
+def write_gemini_settings(home: Path, *, attempts: int = 2) -> None:
+    """A user's ~/.gemini/settings.json for the fake model: the API key as the way to log in (a base
+    URL alone is not one), and nothing that reaches for another host (usage statistics, telemetry,
+    the update check). `attempts` bounds its retries of a failed model call."""
+    settings = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True, "maxAttempts": attempts},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+    }
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
+
+
 @dataclass(frozen=True)
 class CliSetup:
     """How the tests point one harness's real CLI at the fake model, headless and in a pane."""
@@ -170,7 +199,19 @@ class CodexSetup(CliSetup):
             config.write(f'\n[projects.{json.dumps(str(cwd))}]\ntrust_level = "trusted"\n')
 
 
+class GeminiSetup(CliSetup):
+    def env(self, url: str, home: Path, *, patient: bool = False) -> dict[str, str]:
+        write_gemini_settings(home)
+        return gemini_env(url, home)
+
+    def first_start(self, home: Path, cwd: Path) -> None:
+        """Nothing: the API key is its login, and awf trusts the folder for it (--skip-trust)."""
+
+
 # A model genai-prices knows: a turn's cost read from its session file is priced by it.
 CLAUDE = ClaudeSetup("claude", runtime={"model": "claude-sonnet-4-5"})
 # Codex reconnects forever to a model it cannot reach; awf ends it after reconnect_limit seconds.
 CODEX = CodexSetup("codex", runtime={"reconnect_limit": 3})
+# Gemini CLI's own default routes each prompt between models through a side request: the tests
+# name one model. It retries a model it cannot reach; awf ends it after retry_limit seconds.
+GEMINI = GeminiSetup("gemini", runtime={"model": "gemini-2.5-flash", "retry_limit": 3})

@@ -6,6 +6,7 @@ last carries the finish reason and the usage. Gemini CLI's shell tool is `run_sh
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -91,3 +92,24 @@ def _response(parts: list[dict[str, Any]], model: str, finish: str | None = None
     if finish:
         candidate["finishReason"] = finish
     return {"candidates": [candidate], "modelVersion": model, "responseId": "fake-response"}
+
+
+def side_reply(request: dict[str, Any]) -> str:
+    """The text of a side request's answer: a value of the JSON schema it asks for (its router's
+    score, its next-speaker check), else a word."""
+    config = request.get("generationConfig") or {}
+    schema = config.get("responseJsonSchema") or config.get("responseSchema")
+    return json.dumps(_sample(schema)) if isinstance(schema, dict) else "OK"
+
+
+def _sample(schema: dict[str, Any]) -> Any:
+    """The plainest value of a schema: its first choice, or a small one of its type."""
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = str(schema.get("type", "object")).lower()
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        return {name: _sample(sub) for name, sub in properties.items() if isinstance(sub, dict)}
+    if kind == "array":
+        return []
+    return {"string": "ok", "integer": 1, "number": 1, "boolean": False}.get(kind)

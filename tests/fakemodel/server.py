@@ -181,7 +181,8 @@ class _Handler(BaseHTTPRequestHandler):
         if request.api == "other":
             return self._other(path)
         if request.side:
-            return self._stream(request, Text("OK"))
+            side = gemini.side_reply(body) if request.api == "gemini" and isinstance(body, dict) else "OK"
+            return self._stream(request, Text(side))
         return self._answer(request, reply if reply is not None else Text(NOTHING_SCRIPTED))
 
     def _other(self, path: str) -> None:

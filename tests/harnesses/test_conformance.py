@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 from conftest import Result, finish, send
-from fakemodel import FakeModel, Shell, Silence, Status, Text, Usage, unused_port
-from fakemodel.clis import CLAUDE, CODEX, CliSetup, base_env, require
+from fakemodel import FakeModel, Request, Shell, Silence, Status, Text, Usage, unused_port
+from fakemodel.clis import CLAUDE, CODEX, GEMINI, CliSetup, base_env, require
 from panes_support import PaneProject, needs_tmux
 
 from awf.agents.harness import Capabilities
@@ -44,7 +44,10 @@ class Subject:
 HARNESSES = [
     Subject("claude", "anthropic", CLAUDE),
     Subject("codex", "openai", CODEX),
+    Subject("gemini", "gemini", GEMINI),
 ]
+# The genai-prices provider of each dialect's models.
+PROVIDERS = {"anthropic": "anthropic", "openai": "openai", "gemini": "google"}
 
 # What a harness does not do yet, by (harness, placement, case): the case is expected to fail, and
 # passing it fails the suite until the line goes.
@@ -344,7 +347,7 @@ def test_a_turns_tokens_and_cost_are_recorded(agent: Agent, model: FakeModel) ->
     usage = turn["usage"]
     # `input` counts the whole prompt, the cached part with it.
     assert (usage["input"], usage["cached"], usage["output"]) == (1300 + 300, 300, 57), usage
-    assert usage["model"] == model.conversation[0].body["model"]
+    assert usage["model"] == requested_model(model.conversation[0])
     cost = agent.subject.capabilities.cost
     if cost == "priced":
         assert turn["cost"] == pytest.approx(
@@ -356,8 +359,16 @@ def test_a_turns_tokens_and_cost_are_recorded(agent: Agent, model: FakeModel) ->
         assert "1 turn · $" in totals
 
 
-def priced(provider: str, model: str, usage: Usage) -> float:
+def requested_model(request: Request) -> str:
+    """The model a request asks for: in its body, or in its path (/v1beta/models/{model}:...)."""
+    if isinstance(request.body, dict) and request.body.get("model"):
+        return str(request.body["model"])
+    return request.path.split("/models/", 1)[1].split(":", 1)[0]
+
+
+def priced(dialect: str, model: str, usage: Usage) -> float:
     """What genai-prices says `usage` of `model` costs."""
+    provider = PROVIDERS[dialect]
     from genai_prices import Usage as Priced
     from genai_prices import calc_price
 

@@ -1,0 +1,445 @@
+"""The `gemini` runtime: Gemini CLI (`gemini -p`), headless, one process a delivery; or in a pane.
+
+    runtime="gemini"                      # {"harness": "gemini"}: Gemini CLI's own model
+    runtime={"harness": "gemini", "model": "gemini-2.5-pro", "retry_limit": 60,
+             "extra_args": ["--include-directories", "../shared"]}
+
+A delivery runs `gemini -p "" --output-format stream-json --skip-trust` in the agent's cwd with the
+message on stdin, and a policy file (`--policy`) that lets the shell tool run `awf answer` and
+nothing else: headless, Gemini CLI refuses every tool call its policies would ask a person about.
+Gemini CLI has no option for a system prompt of one's own, so the agent's instructions go before
+the first prompt of its session. awf names the session as it starts it (`--session-id`); the next
+delivery (the recovery prompt, the next turn) resumes it (`--resume ID`).
+
+Tokens come from the stream's result line, by model (its router may use more than one); Gemini
+CLI says no cost, so awf prices them with genai-prices. Its session file
+(~/.gemini/tmp/<project>/chats/session-...jsonl) has every reply's tokens, so a turn cut short is
+counted from it by the next attempt (usage_gemini).
+
+Gemini CLI retries a failing model call up to ten times, with waits of up to 30 s between them: a
+delivery that has done nothing but retry for `retry_limit` seconds (default 60) is ended, and the
+turn fails with Gemini CLI's own words.
+
+With "placement": "pane", the agent is Gemini CLI's terminal UI with the same options, each message
+pasted into it; its session file says when it finished a message, and with what tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..record.files import write_atomic
+from . import usage_gemini
+from .harness import Capabilities, Message, PaneProgram, Session, Stopped
+from .headless import Ran, failure, run_delivery
+from .kit import AgentCli
+from .usage import SessionUsage
+
+TESTED_VERSION = "0.61.0"
+VARIABLE = "AWF_GEMINI"
+INSTALL = "Install Gemini CLI (npm install -g @google/gemini-cli)"
+RETRY_LIMIT = 60.0
+REPLY_SETTLE = 3.0  # seconds its session file stays the same after a reply that ends the model's turn
+PASTE_SETTLE = 2.0  # seconds between a paste into its pane and the Enter that sends it
+POLICY = "gemini-policy.toml"  # in the agent's folder: the one shell command Gemini CLI may run
+# The exit code of a Gemini CLI that has no login.
+AUTH_EXIT = 41
+_RETRYING = re.compile(r"^Attempt \d+ failed.*Retrying.*$", re.M)
+_STATUS = re.compile(r"\b(?:code|status)\b\W{0,3}(\d{3})\b")
+_INPUT_BOX = re.compile(r"Type your message", re.I)
+
+
+class GeminiHarness(AgentCli):
+    name = "gemini"
+    capabilities = Capabilities(
+        sessions=True,
+        answer_in_output=True,
+        tokens=True,
+        cost="priced",
+        session_file=True,
+        pane=True,
+        pane_finish=True,
+        sandbox_login=False,
+    )
+    program = "gemini"
+    variable = VARIABLE
+    install = INSTALL
+    tested_version = TESTED_VERSION
+    default_model = None  # Gemini CLI's own: its router picks a model for each prompt
+    models = "a Gemini model's name (\"gemini-2.5-pro\"), or null for Gemini CLI's own"
+    efforts = ()
+    answer_hint = (
+        "In Gemini CLI, pass the answer as one argument to one command: awf answer '<the answer>' "
+        "(quote it for the shell). Its policy lets the shell tool run that command and no other."
+    )
+    pane_answer_hint = answer_hint
+    # After `awf answer`, Gemini CLI sends the command's output to the model, writes its last words
+    # and the result line (tokens): a node program that is slow on a loaded machine.
+    answer_grace = 30.0
+    pane_answer_grace = 30.0
+
+    def spec_problem(self, runtime: dict[str, Any]) -> str | None:
+        if runtime.get("effort") is not None:
+            return '"effort" is not an option of Gemini CLI: leave it out (its thinking is set in its own settings)'
+        return super().spec_problem(runtime)
+
+    def options_problem(self, runtime: dict[str, Any]) -> str | None:
+        limit = runtime.get("retry_limit", RETRY_LIMIT)
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0:
+            return f'"retry_limit" is a number of seconds above zero, not {limit!r}'
+        return None
+
+    def unknown_option(self, stderr: str) -> bool:
+        return "Unknown argument" in stderr
+
+    async def deliver(self, session: Session, message: Message) -> Stopped:
+        program, problem = self.find(message.env)
+        if program is None:
+            return Stopped(failed=problem)
+        retries = _Retries(
+            message.dir / f"{message.delivery}.stderr.txt", float(session.runtime.get("retry_limit", RETRY_LIMIT))
+        )
+        options = self._options(session, message.env)
+        command = [program, "-p", "", "--output-format", "stream-json", *options]
+        text = message.text
+        if "--session-id" in options:
+            text = self._first_prompt(session, message)
+        ran = await run_delivery(session, message, command, text, watch=retries)
+        init = next(iter(ran.of("init")), None)
+        if init is not None and isinstance(init.get("session_id"), str):
+            session.id = init["session_id"]
+        results = ran.of("result")
+        usage, cost = _account(session, message, results[-1] if results else None)
+        if ran.ended_because:
+            return Stopped(failed=ran.ended_because, usage=usage, cost=cost)
+        if not results:
+            return Stopped(failed=self._broke(program, ran), usage=usage, cost=cost)
+        result = results[-1]
+        if result.get("status") != "success":
+            return Stopped(failed=_error_reason(result, ran, session), usage=usage, cost=cost)
+        return Stopped(text=_last_words(ran), usage=usage, cost=cost)
+
+    def _broke(self, program: str, ran: Ran) -> str:
+        """Why Gemini CLI ended before its result line, in its own words: its usage text puts
+        "Unknown arguments" first on stderr, before the end awf reads."""
+        said = _stderr_said(ran)
+        if ran.code == AUTH_EXIT:
+            return (
+                f"gemini is not logged in: run `gemini` once to log in, or set GEMINI_API_KEY "
+                f"(Gemini CLI said: {said or 'nothing'})"
+            )
+        if self.unknown_option(said):
+            return failure(self.name, program, ran, self.tested_version, lambda _: True)
+        return self.broke(program, ran)
+
+    def _first_prompt(self, session: Session, message: Message) -> str:
+        """The first prompt of a session carries the instructions, and after the recovery prompt
+        the turn's prompt, which this session has not seen."""
+        text = message.text
+        if message.recovery:
+            text += "\n\nThe turn's prompt was:\n\n" + message.original
+        if session.instructions:
+            text = session.instructions.rstrip() + "\n\n" + text
+        return text
+
+    def _options(self, session: Session, env: Mapping[str, str]) -> list[str]:
+        options = ["--skip-trust", "--policy", str(_policy(session))]
+        model = self.model(session)
+        if model:
+            options += ["--model", model]
+        options += self._session_options(session, env)
+        return options + self.extra_args(session)
+
+    def _session_options(self, session: Session, env: Mapping[str, str]) -> list[str]:
+        """Resume the agent's session once Gemini CLI has written it; else start it, named by awf."""
+        if session.id and self.session_file(session, env) is not None:
+            return ["--resume", session.id]
+        self.name_session(session)
+        assert session.id is not None
+        return ["--session-id", session.id]
+
+    def name_session(self, session: Session) -> None:
+        session.id = session.id or str(uuid.uuid4())
+
+    def session_file(self, session: Session, env: Mapping[str, str]) -> Path | None:
+        return usage_gemini.session_file(env, session.id) if session.id else None
+
+    def session_usage(self, path: Path, start: int, end: int | None) -> dict[str, Any]:
+        return usage_gemini.read_usage(path, start, end).as_record(usage_gemini.PROVIDER)
+
+    def pane_command(self, session: Session, env: Mapping[str, str]) -> PaneProgram:
+        """Gemini CLI's own terminal UI, for "placement": "pane", with the options of a headless
+        delivery; a program started again after it exited resumes the session."""
+        program = self.find(env)[0] or "gemini"
+        file = self.session_file(session, env) if session.id else None
+        session.data["pane_resumed"] = file is not None
+        options = self._options(session, env)
+        # Gemini CLI takes an Enter that comes soon after a paste as part of it (a line break), by
+        # its own clock, which a loaded machine slows: awf waits before it presses Enter.
+        ready = _Ready(self, session, env, _size(file))
+        return PaneProgram([program, *options], ready=ready, settle=PASTE_SETTLE)
+
+    def pane_text(self, session: Session, message: Message, fresh: bool) -> str:
+        if fresh and session.data.get("pane_resumed"):
+            return message.text  # a resumed session has the instructions and the turn's prompt
+        return super().pane_text(session, message, fresh)
+
+    def pane_watch(self, session: Session, message: Message) -> _Finished | None:
+        return _Finished(self, session, message)
+
+
+def _policy(session: Session) -> Path:
+    """The policy file that lets the shell tool run `awf answer` (and Gemini CLI's read-only tools,
+    as by default), written into the agent's folder."""
+    path = session.dir / POLICY
+    if not path.exists():
+        write_atomic(
+            path,
+            "# awf: Gemini CLI may run `awf answer` without asking; every other shell command is refused.\n"
+            '[[rule]]\ntoolName = "run_shell_command"\ncommandPrefix = "awf answer"\ndecision = "allow"\n'
+            "priority = 900\n",
+        )
+    return path
+
+
+def _last_words(ran: Ran) -> str | None:
+    """What the model wrote after its last tool call: its last message, perhaps an answer."""
+    words: list[str] = []
+    for event in ran.events:
+        if event.get("type") == "tool_use":
+            words = []
+        elif event.get("type") == "message" and event.get("role") == "assistant":
+            content = event.get("content")
+            if isinstance(content, str):
+                words = [*words, content] if event.get("delta") else [content]
+    return "".join(words).strip() or None
+
+
+def _account(
+    session: Session, message: Message, result: dict[str, Any] | None
+) -> tuple[dict[str, Any] | None, float | None]:
+    """This turn's tokens so far (all its deliveries) and this delivery's cost, priced by model."""
+    stats = result.get("stats") if result else None
+    if not isinstance(stats, dict):
+        return None, None
+    by_model = stats.get("models") if isinstance(stats.get("models"), dict) else {}
+    if not by_model:
+        by_model = {session.runtime.get("model") or "": stats}
+    used = SessionUsage()
+    for model, given in by_model.items():
+        if isinstance(given, dict):
+            used.add(
+                model,
+                {
+                    "input": _int(given.get("input_tokens")),
+                    "cached": _int(given.get("cached")),
+                    "output": _int(given.get("output_tokens")),
+                },
+            )
+    cost, why, _ = used.priced(usage_gemini.PROVIDER)
+    tokens = {kind: used.tokens[kind] for kind in ("input", "cached", "output")}
+    data = session.data
+    if data.get("turn") == message.turn:
+        tokens = {key: value + data["tokens"].get(key, 0) for key, value in tokens.items()}
+    data["turn"], data["tokens"] = message.turn, tokens
+    models = [name for name in used.by_model if name]
+    model = models[0] if len(models) == 1 else session.runtime.get("model")
+    usage: dict[str, Any] = {"model": model, **tokens}
+    if len(models) > 1:
+        usage["models"] = models
+    if why:
+        usage["cost_unknown"] = why
+    return usage, cost
+
+
+def _stderr_said(ran: Ran) -> str:
+    """Gemini CLI's own message on stderr: its lines that are not a stack trace, a usage text or a
+    warning about the terminal."""
+    try:
+        text = ran.stderr.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    kept = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or line.startswith((" ", "\t")) or stripped.startswith(("at ", "Warning:", "Ripgrep")):
+            continue
+        if stripped in ("}", "{") or stripped.endswith(":"):
+            continue
+        kept.append(stripped)
+    return " ".join(kept[:3])[:600]
+
+
+def _error_reason(result: dict[str, Any], ran: Ran, session: Session) -> str:
+    """The result line's error in Gemini CLI's words, with what to do for the errors awf knows."""
+    error = result.get("error")
+    said = str(error.get("message") if isinstance(error, dict) else error or "the turn failed").strip()
+    inner = re.search(r"\{.*\}", said)
+    status = None
+    if inner:
+        try:
+            body = json.loads(inner.group(0)).get("error", {})
+            status = body.get("code")
+            said = f"{body.get('message', said)} (HTTP {status} {body.get('status', '')})".replace(" )", ")")
+        except (ValueError, AttributeError):
+            pass
+    if status is None:
+        found = _STATUS.search(ran.stderr_tail())
+        status = int(found.group(1)) if found else None
+    reason = f"gemini: {said}"
+    if status in (401, 403):
+        return reason + "; check GEMINI_API_KEY, or log in again by running `gemini`"
+    if status == 404:
+        model = session.runtime.get("model") or "its default model"
+        return reason + f"; the model's API does not know {model}: check the runtime's \"model\""
+    if status == 429:
+        return reason + "; the model's API is rate-limiting this key: wait, or use another model or key"
+    return reason
+
+
+class _Retries:
+    """Ends a delivery that has done nothing but retry its model call for `limit` seconds."""
+
+    def __init__(self, stderr: Path, limit: float) -> None:
+        self.stderr = stderr
+        self.limit = limit
+        self.offset = 0
+        self.since: float | None = None
+        self.said = ""
+
+    def __call__(self, event: dict[str, Any] | None) -> str | None:
+        if event is not None:
+            if event.get("type") in ("message", "tool_use", "tool_result") and event.get("role") != "user":
+                self.since = None  # the model answered: whatever comes now is progress
+            return None
+        try:
+            with self.stderr.open("rb") as handle:
+                handle.seek(self.offset)
+                data = handle.read()
+        except OSError:
+            return None
+        self.offset += len(data)
+        retries = _RETRYING.findall(data.decode("utf-8", errors="replace"))
+        if retries:
+            self.since = self.since or time.monotonic()
+            self.said = retries[-1].strip()
+        if self.since is not None and time.monotonic() - self.since >= self.limit:
+            return (
+                f"gemini cannot get an answer from its model: it kept retrying for {self.limit:g} s, and awf "
+                f"ended it (Gemini CLI said: {self.said})"
+            )
+        return None
+
+
+class _Finished:
+    """The `pane_watch` of Gemini CLI: its session file shows a reply after the paste that calls no
+    tool (the model's turn is over), and has stayed the same for REPLY_SETTLE seconds since. The
+    tokens are the turn's so far; the cost, this delivery's."""
+
+    def __init__(self, harness: GeminiHarness, session: Session, message: Message) -> None:
+        self.harness = harness
+        self.session = session
+        self.message = message
+        self.file = harness.session_file(session, message.env)
+        self.offset = _size(self.file)
+        if session.data.get("pane_turn") != message.turn:
+            session.data["pane_turn"], session.data["pane_turn_offset"] = message.turn, self.offset
+        self.turn_offset: int = session.data["pane_turn_offset"]
+        self.quiet: tuple[int, float] | None = None  # the file's size, and since when it is that
+
+    def __call__(self) -> Stopped | None:
+        if self.file is None:
+            self.file = self.harness.session_file(self.session, self.message.env)
+            if self.file is None:
+                return None  # the program has not written its session yet: nothing is finished
+        try:
+            if not _replied(self.file, self.offset):
+                self.quiet = None
+                return None
+            # Gemini CLI writes a reply before the tool calls it makes, then again with them once they
+            # ran: a reply with none is the end only once the file has stayed the same a while.
+            size = self.file.stat().st_size
+            if self.quiet is None or self.quiet[0] != size:
+                self.quiet = (size, time.monotonic())
+                return None
+            if time.monotonic() - self.quiet[1] < REPLY_SETTLE:
+                return None
+            turn = usage_gemini.read_usage(self.file, self.turn_offset)
+            delivery = usage_gemini.read_usage(self.file, self.offset)
+        except OSError:
+            return None
+        cost, why, _ = delivery.priced(usage_gemini.PROVIDER)
+        models = [name for name in turn.by_model if name]
+        tokens = {kind: turn.tokens[kind] for kind in ("input", "cached", "output")}
+        usage: dict[str, Any] = {
+            "model": models[0] if len(models) == 1 else self.session.runtime.get("model"),
+            **tokens,
+        }
+        if len(models) > 1:
+            usage["models"] = models
+        if why:
+            usage["cost_unknown"] = why
+        return Stopped(usage=usage, cost=cost)
+
+
+def _replied(file: Path, offset: int) -> bool:
+    """Whether the file's last message after `offset` is a reply of the model with no tool call,
+    to a message written after `offset` (not the end of the reply to an earlier one)."""
+    last: dict[str, Any] | None = None
+    asked = False
+    with file.open("rb") as handle:
+        handle.seek(offset)
+        data = handle.read()
+    for raw in data.splitlines(keepends=True):
+        if not raw.endswith(b"\n"):
+            break
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(line, dict) and "type" in line and "id" in line:
+            last = line
+            asked = asked or line["type"] == "user"
+    if not asked or last is None or last.get("type") != "gemini" or last.get("toolCalls"):
+        return False
+    # A reply that calls a tool is written first without its calls, which come once they have run:
+    # only one with words can be taken for the end.
+    return bool(last.get("tokens")) and bool(str(last.get("content") or "").strip())
+
+
+def _size(file: Path | None) -> int:
+    try:
+        return file.stat().st_size if file is not None else 0
+    except OSError:
+        return 0
+
+
+class _Ready:
+    """Gemini CLI takes input: its input box is up, and it has written its session (a new session's
+    file, or the lines a resumed one adds). Its input box shows before it has finished starting,
+    and an Enter pressed then is lost."""
+
+    def __init__(self, harness: GeminiHarness, session: Session, env: Mapping[str, str], size: int) -> None:
+        self.harness = harness
+        self.session = session
+        self.env = env
+        self.size = size
+
+    def __call__(self, screen: str) -> bool:
+        if _INPUT_BOX.search(screen) is None:
+            return False
+        file = self.harness.session_file(self.session, self.env)
+        return file is not None and _size(file) > self.size
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+HARNESS = GeminiHarness
