@@ -15,6 +15,8 @@ from test_agents_clis import WORKFLOW
 
 RUNTIME = {"harness": "gemini", "model": "gemini-2.5-flash"}
 
+pytestmark = pytest.mark.harnesses
+
 
 class Gemini:
     """A project whose `awf run` reaches the real Gemini CLI at `url`."""

@@ -60,6 +60,14 @@ KNOWN_GAPS = {
         "Claude Code in a pane retries a model it cannot reach under a countdown, so its screen never stays "
         "still for `idle`: the turn waits for its deadline"
     ),
+    ("gemini", "pane", "api-error"): (
+        "Gemini CLI in a pane shows a model call that failed on its screen only, and writes nothing of it to "
+        "its session file: awf cannot tell it from a program at work"
+    ),
+    ("gemini", "pane", "unreachable"): (
+        "Gemini CLI in a pane retries a model it cannot reach under a changing status, and retry_limit ends "
+        "only a headless gemini: the turn waits for its deadline"
+    ),
     ("codex", "pane", "unreachable"): (
         "Codex in a pane reconnects forever to a model it cannot reach, under a changing status, and "
         "reconnect_limit ends only a headless codex: the turn waits for its deadline"
