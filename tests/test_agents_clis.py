@@ -166,7 +166,7 @@ async def fix_issue(wf, issue):
     plan = await wf.stage("plan", make_plan, result=PLAN, summary=lambda p: p["branch"])
 
     async def build():
-        builder = await wf.agents.open(key="builder", runtime="claude")
+        builder = await wf.agents.open(key="builder", runtime={"harness": "gemini", "model": "gemini-2.5-flash"})
         turn = await builder.run(prompt=f"On {plan['branch']}, carry out: " + "; ".join(plan["steps"]), schema=BUILT)
         if not turn.outcome.answered:
             wf.stop(f"not built: {turn.outcome.reason}")
@@ -189,16 +189,19 @@ async def fix_issue(wf, issue):
 def test_the_seeds_fix_issue_stops_without_a_review_and_a_continue_reruns_only_the_review(
     project: Project, model: FakeModel
 ) -> None:
+    # A different CLI a stage: planner claude, builder gemini, reviewer codex.
     Agents(project, "codex", model.url)  # CODEX_HOME with the fake provider
     home = project.path.parent / "home"
     project.env.update(claude_env(model.url, home))
+    project.env.update(GEMINI.env(model.url, home))
     require("claude")
+    require("gemini")
     workflow = project.write("fix_issue.py", FIX_ISSUE)
     model.script(
         answer(PLAN_VALUE),
         Text("Planned."),  # planner, claude
         answer({"commit": "4be1c07"}),
-        Text("Built."),  # builder, claude
+        Text("Built."),  # builder, gemini
         Text("I read the diff."),
         Text("Still reading."),  # reviewer, codex: no answer, then none to the nudge
     )
@@ -210,7 +213,12 @@ def test_the_seeds_fix_issue_stops_without_a_review_and_a_continue_reruns_only_t
     [agents] = [line for line in first.stderr.splitlines() if line.startswith("  agents:")]
     assert stages.startswith("  stages:  plan 1 turn $") and "review 1 turn" in stages
     assert agents.startswith("  agents:  planner 1 turn $") and "reviewer 1 turn" in agents
-    assert [r.api for r in model.conversation] == ["anthropic"] * 4 + ["openai"] * 2
+    assert [r.api for r in model.conversation] == ["anthropic"] * 2 + ["gemini"] * 2 + ["openai"] * 2
+    assert [e["harness"] for e in project.log("fix-issue", "212") if e["kind"] == "turn"] == [
+        "claude",
+        "gemini",
+        "codex",
+    ]
 
     model.script(answer({"approved": True, "findings": []}), Text("Approved."))
     second = project.awf("run", str(workflow), "--id", "212", "--continue", timeout=120)
