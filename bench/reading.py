@@ -199,8 +199,8 @@ class _Output:
 
 
 def _watch_latencies(project: Path, log: Path, on_terminal: bool, pings: int) -> list[float]:
+    from awf.record import entries
     from awf.record.files import append_line
-    from awf.record.folder import entry
 
     env = _env()
     if on_terminal:
@@ -233,7 +233,7 @@ def _watch_latencies(project: Path, log: Path, on_terminal: bool, pings: int) ->
         for i in range(pings):
             text = f"ping-{'t' if on_terminal else 'p'}-{i:04d}"
             start = time.perf_counter()
-            append_line(log, entry("log", attempt=1, stage="build", message=text))
+            append_line(log, entries.log(attempt=1, stage="build", message=text))
             latencies.append(output.wait_for(text) - start)
             time.sleep(0.05)
         return latencies
