@@ -148,3 +148,20 @@ def test_a_file_where_the_stages_folder_goes_is_named_by_the_readers_and_refuses
         assert refused_naming(result, stages), result.stderr
         assert "is a file, not a folder" in result.stderr
     assert files_of(counted.path / ".awf") == before
+
+
+@pytest.mark.parametrize("waits", [[1], "x", [{"wait": "-/receive:ci#1", "names": "ci"}]])
+def test_what_a_parked_run_waits_for_of_the_wrong_type_is_named_by_awf_runs_not_a_traceback(
+    parked: Project, waits: object
+):
+    log = parked.run_dir("parked", "p") / "run.jsonl"
+    lines = log.read_text().splitlines(keepends=True)
+    end = json.loads(lines[-1])
+    assert end["kind"] == "attempt-end"
+    end["waits"] = waits
+    lines[-1] = json.dumps(end) + "\n"
+    log.write_text("".join(lines))
+    for argv in (["runs"], ["runs", "parked/p"]):
+        shown = parked.awf(*argv)
+        assert refused_naming(shown, log), shown.stderr
+        assert f"the line at byte {sum(map(len, lines[:-1]))} does not fit" in shown.stderr

@@ -176,7 +176,7 @@ def test_a_damaged_log_exits_3_naming_the_file_and_the_rest_still_list(world, tm
     log.write_text("".join(lines))
     listed = project.awf("runs", "--run-root", str(root), "--json")
     assert listed.code == 3
-    assert str(log) in listed.stderr and "'outcome'" in listed.stderr
+    assert str(log) in listed.stderr and "does not fit log-entry.schema.json" in listed.stderr
     assert "failed" not in {item["id"] for item in listed.out["runs"]} and len(listed.out["runs"]) == 6
     assert listed.out["problems"][0]["file"] == str(log)
     one = project.awf("runs", "steps/failed", "--run-root", str(root))

@@ -25,6 +25,7 @@ from .files import NO_FOLLOW, is_temp_name
 from .layout import RunPaths
 from .liveness import is_alive
 from .log import unreadable
+from .schemas import check
 
 # A key and its value as json.dumps and jq write them: `"kind": "turn"` or `"kind":"turn"`.
 _KIND_AT = {
@@ -199,6 +200,8 @@ class _Lines:
             return None
         if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
             raise RecordError(self.path, f"the line at byte {offset} is not an entry of the log (no 'kind')")
+        # Only the few lines a summary reads are parsed, and each is checked as every reader checks it.
+        check("log-entry", entry, Path(self.path), f"the line at byte {offset} ")
         return entry
 
     def _start_of_line(self, position: int) -> int:

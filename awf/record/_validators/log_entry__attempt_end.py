@@ -44,7 +44,7 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
     if data_is_dict:
         data__missing_keys = set(['attempt', 'outcome', 'exit_code']) - data.keys()
         if data__missing_keys:
-            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'required': ['attempt', 'outcome', 'exit_code'], 'properties': {'outcome': {'enum': ['completed', 'parked', 'stopped', 'failed', 'timed-out', 'cancelled']}, 'exit_code': {'type': 'integer'}, 'stage': {'type': ['string', 'null']}, 'reason': {'type': ['string', 'null']}, 'after': {'type': ['string', 'null'], 'description': 'The last stage the attempt recorded.'}, 'ran': {'type': 'array', 'items': {'type': 'string'}, 'description': 'The stages whose work the attempt ran.'}, 'go_on': {'type': ['string', 'null'], 'description': 'The command that goes on, when there is one.'}, 'waits': {'type': 'array', 'description': 'What a parked run waits for.'}}}, rule='required')
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'required': ['attempt', 'outcome', 'exit_code'], 'properties': {'outcome': {'enum': ['completed', 'parked', 'stopped', 'failed', 'timed-out', 'cancelled']}, 'exit_code': {'type': 'integer'}, 'stage': {'type': ['string', 'null']}, 'reason': {'type': ['string', 'null']}, 'after': {'type': ['string', 'null'], 'description': 'The last stage the attempt recorded.'}, 'ran': {'type': 'array', 'items': {'type': 'string'}, 'description': 'The stages whose work the attempt ran.'}, 'go_on': {'type': ['string', 'null'], 'description': 'The command that goes on, when there is one.'}, 'waits': {'type': 'array', 'description': 'What a parked run waits for.', 'items': {'type': 'object', 'required': ['wait'], 'properties': {'wait': {'type': 'string', 'description': 'The wait: {stage}/{kind}:{names}#{occurrence}.'}, 'names': {'type': 'array', 'items': {'type': 'string'}}, 'due': {'type': ['string', 'null'], 'description': 'The time of day it is due, for a timer or a sleep.'}}}}}}, rule='required')
         data_keys = set(data.keys())
         if "outcome" in data_keys:
             data_keys.remove("outcome")
@@ -91,7 +91,40 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
             data_keys.remove("waits")
             data__waits = data["waits"]
             if not isinstance(data__waits, (list, tuple)):
-                raise JsonSchemaValueException("" + (name_prefix or "data") + ".waits must be array", value=data__waits, name="" + (name_prefix or "data") + ".waits", definition={'type': 'array', 'description': 'What a parked run waits for.'}, rule='type')
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".waits must be array", value=data__waits, name="" + (name_prefix or "data") + ".waits", definition={'type': 'array', 'description': 'What a parked run waits for.', 'items': {'type': 'object', 'required': ['wait'], 'properties': {'wait': {'type': 'string', 'description': 'The wait: {stage}/{kind}:{names}#{occurrence}.'}, 'names': {'type': 'array', 'items': {'type': 'string'}}, 'due': {'type': ['string', 'null'], 'description': 'The time of day it is due, for a timer or a sleep.'}}}}, rule='type')
+            data__waits_is_list = isinstance(data__waits, (list, tuple))
+            if data__waits_is_list:
+                data__waits_len = len(data__waits)
+                for data__waits_x, data__waits_item in enumerate(data__waits):
+                    if not isinstance(data__waits_item, (dict)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".waits[{data__waits_x}]".format(**locals()) + " must be object", value=data__waits_item, name="" + (name_prefix or "data") + ".waits[{data__waits_x}]".format(**locals()) + "", definition={'type': 'object', 'required': ['wait'], 'properties': {'wait': {'type': 'string', 'description': 'The wait: {stage}/{kind}:{names}#{occurrence}.'}, 'names': {'type': 'array', 'items': {'type': 'string'}}, 'due': {'type': ['string', 'null'], 'description': 'The time of day it is due, for a timer or a sleep.'}}}, rule='type')
+                    data__waits_item_is_dict = isinstance(data__waits_item, dict)
+                    if data__waits_item_is_dict:
+                        data__waits_item__missing_keys = set(['wait']) - data__waits_item.keys()
+                        if data__waits_item__missing_keys:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".waits[{data__waits_x}]".format(**locals()) + " must contain " + (str(sorted(data__waits_item__missing_keys)) + " properties"), value=data__waits_item, name="" + (name_prefix or "data") + ".waits[{data__waits_x}]".format(**locals()) + "", definition={'type': 'object', 'required': ['wait'], 'properties': {'wait': {'type': 'string', 'description': 'The wait: {stage}/{kind}:{names}#{occurrence}.'}, 'names': {'type': 'array', 'items': {'type': 'string'}}, 'due': {'type': ['string', 'null'], 'description': 'The time of day it is due, for a timer or a sleep.'}}}, rule='required')
+                        data__waits_item_keys = set(data__waits_item.keys())
+                        if "wait" in data__waits_item_keys:
+                            data__waits_item_keys.remove("wait")
+                            data__waits_item__wait = data__waits_item["wait"]
+                            if not isinstance(data__waits_item__wait, (str)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".waits[{data__waits_x}].wait".format(**locals()) + " must be string", value=data__waits_item__wait, name="" + (name_prefix or "data") + ".waits[{data__waits_x}].wait".format(**locals()) + "", definition={'type': 'string', 'description': 'The wait: {stage}/{kind}:{names}#{occurrence}.'}, rule='type')
+                        if "names" in data__waits_item_keys:
+                            data__waits_item_keys.remove("names")
+                            data__waits_item__names = data__waits_item["names"]
+                            if not isinstance(data__waits_item__names, (list, tuple)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".waits[{data__waits_x}].names".format(**locals()) + " must be array", value=data__waits_item__names, name="" + (name_prefix or "data") + ".waits[{data__waits_x}].names".format(**locals()) + "", definition={'type': 'array', 'items': {'type': 'string'}}, rule='type')
+                            data__waits_item__names_is_list = isinstance(data__waits_item__names, (list, tuple))
+                            if data__waits_item__names_is_list:
+                                data__waits_item__names_len = len(data__waits_item__names)
+                                for data__waits_item__names_x, data__waits_item__names_item in enumerate(data__waits_item__names):
+                                    if not isinstance(data__waits_item__names_item, (str)):
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".waits[{data__waits_x}].names[{data__waits_item__names_x}]".format(**locals()) + " must be string", value=data__waits_item__names_item, name="" + (name_prefix or "data") + ".waits[{data__waits_x}].names[{data__waits_item__names_x}]".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+                        if "due" in data__waits_item_keys:
+                            data__waits_item_keys.remove("due")
+                            data__waits_item__due = data__waits_item["due"]
+                            if not isinstance(data__waits_item__due, (str, NoneType)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".waits[{data__waits_x}].due".format(**locals()) + " must be string or null", value=data__waits_item__due, name="" + (name_prefix or "data") + ".waits[{data__waits_x}].due".format(**locals()) + "", definition={'type': ['string', 'null'], 'description': 'The time of day it is due, for a timer or a sleep.'}, rule='type')
     return data
 
 
