@@ -12,7 +12,7 @@ from ..record import entries
 from .channel import AgentChannel
 from .harness import Harness, Session
 from .host import Host
-from .processes import ProcessBook
+from .processes import Owner, ProcessBook
 from .registry import NoHarness, harness_for, routed
 from .spec import AgentError, AgentSpec, make_spec
 from .turn_outcome import Turn
@@ -152,7 +152,7 @@ class Agent:
         return sandbox
 
     def _spawn(self, agent: str, command: Any, *, turn: int | None = None, **options: Any) -> Any:
-        return self._book.spawn(agent, command, turn=turn, stage=self._host.stage(), **options)
+        return self._book.spawn(Owner(agent, turn, self._host.stage()), command, **options)
 
     @overload
     async def run(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..record.errors import RecordError
 from . import channel
@@ -34,6 +35,27 @@ class Taken:
 
 def answer(env: Mapping[str, str], text: str | None, *, blocked: str | None = None, turn: int | None = None) -> Taken:
     """Settle the agent's turn with `text` (or as blocked). Raises Refused or Rejected."""
+    agent_dir, agent, name = _answering_agent(env)
+    number = turn if turn is not None else _pinned(env) or agent["turn"]
+    if number < 1 or number > agent["turn"]:
+        raise Refused(f"{name} has no turn {number}; its current turn is {agent['turn'] or 'none yet'}")
+    folder = channel.turn_dir(agent_dir, number)
+    try:
+        schema = channel.read_turn(folder)["schema"]
+        settled = channel.read_outcome(folder)
+    except (FileNotFoundError, RecordError) as error:
+        raise Refused(f"turn {number} of {name} cannot be read: {error}") from None
+    if settled is not None:
+        raise Refused(_settled_text(name, number, settled))
+    outcome = _settle(folder, text, blocked, schema)
+    if outcome is None:  # awf settled it (a deadline, say) between the check and now
+        raise Refused(_settled_text(name, number, channel.read_outcome(folder) or {"outcome": "settled"}))
+    return Taken(agent["run"], agent["agent"], number, outcome["outcome"])
+
+
+def _answering_agent(env: Mapping[str, str]) -> tuple[Path, dict[str, Any], str]:
+    """The folder and record of the agent whose environment this is, and its name in messages;
+    Refused when there is none, the token is not its own, or its attempt takes no answer now."""
     agent_dir, token = env.get(channel.ENV_DIR), env.get(channel.ENV_TOKEN)
     if not agent_dir or not token:
         raise Refused(
@@ -55,29 +77,19 @@ def answer(env: Mapping[str, str], text: str | None, *, blocked: str | None = No
     over = _attempt_over(Path(agent_dir), agent["attempt"])
     if over:
         raise Refused(f"{over}: the turns of {name} take no answer now; this one was not taken")
-    number = turn if turn is not None else _pinned(env) or agent["turn"]
-    if number < 1 or number > agent["turn"]:
-        raise Refused(f"{name} has no turn {number}; its current turn is {agent['turn'] or 'none yet'}")
-    folder = channel.turn_dir(Path(agent_dir), number)
-    try:
-        schema = channel.read_turn(folder)["schema"]
-        settled = channel.read_outcome(folder)
-    except (FileNotFoundError, RecordError) as error:
-        raise Refused(f"turn {number} of {name} cannot be read: {error}") from None
-    if settled is not None:
-        raise Refused(_settled_text(name, number, settled))
+    return Path(agent_dir), agent, name
+
+
+def _settle(folder: Path, text: str | None, blocked: str | None, schema: Any) -> dict[str, Any] | None:
+    """The turn settled with the answer (or as blocked); None when it had settled already."""
     if blocked is not None:
         if not blocked.strip():
             raise Rejected(["--blocked needs a reason: say what you are waiting for"])
-        outcome = channel.settle_once(folder, "blocked", reason=blocked.strip(), by="awf answer --blocked")
-    else:
-        value, problems = read_answer(text or "", schema)
-        if problems:
-            raise Rejected(problems)
-        outcome = channel.settle_once(folder, "answered", value=value, by="awf answer")
-    if outcome is None:  # awf settled it (a deadline, say) between the check and now
-        raise Refused(_settled_text(name, number, channel.read_outcome(folder) or {"outcome": "settled"}))
-    return Taken(agent["run"], agent["agent"], number, outcome["outcome"])
+        return channel.settle_once(folder, "blocked", reason=blocked.strip(), by="awf answer --blocked")
+    value, problems = read_answer(text or "", schema)
+    if problems:
+        raise Rejected(problems)
+    return channel.settle_once(folder, "answered", value=value, by="awf answer")
 
 
 def _attempt_over(agent_dir: Path, attempt: int) -> str | None:

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..record import entries
@@ -102,6 +103,16 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class Owner:
+    """Whose a process is, as its agent-process line says: the agent, and the turn and the stage it
+    was started in."""
+
+    agent: str
+    turn: int | None = None
+    stage: str | None = None
+
+
 class ProcessBook:
     """Every process the attempt's agents started: how it starts them, and how it ends them all."""
 
@@ -112,7 +123,7 @@ class ProcessBook:
 
     def spawn(
         self,
-        agent: str,
+        owner: Owner,
         command: Sequence[str],
         *,
         cwd: Path,
@@ -120,8 +131,6 @@ class ProcessBook:
         stdin: Path | None,
         stdout: Path,
         stderr: Path,
-        turn: int | None,
-        stage: str | None,
     ) -> AgentProcess:
         """Start `command` in a session of its own, with files for its standard streams.
 
@@ -144,17 +153,17 @@ class ProcessBook:
                 close_fds=True,
             )
         process = AgentProcess(popen, command)
-        self.processes.append((agent, process))
+        self.processes.append((owner.agent, process))
         fields: entries.AgentProcessFields = {
             "attempt": self.attempt,
-            "agent": agent,
+            "agent": owner.agent,
             "pid": process.pid,
             "process_start": process_start(process.pid),
             "command": list(command),
-            "turn": turn,
+            "turn": owner.turn,
         }
-        if stage is not None:
-            fields["stage"] = stage
+        if owner.stage is not None:
+            fields["stage"] = owner.stage
         entries.append(self.log, entries.agent_process(**fields))
         return process
 

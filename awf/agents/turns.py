@@ -15,7 +15,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import Any, Protocol, cast
 
 from ..record import entries
 from ..record.clock import format_duration, iso
@@ -28,9 +28,6 @@ from .prompts import answer_instructions, recovery_prompt
 from .spec import AgentError, AgentSpec
 from .turn_outcome import Answered, NotAnswered, Outcome, Turn
 from .turn_sessions import SessionMarks
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 POLL = 0.05
 _TIMED_OUT = object()
@@ -75,15 +72,9 @@ def check_ask(key: str, host: Host, *, prompt: Any, schema: Any, timeout: Any, l
 
 async def run_turn(agent: TurnAgent, host: Host, ask: Ask, number: int) -> Turn[Any]:
     """Turn `number` of `agent`, carried to its outcome and written to run.jsonl."""
-    prompt, label, typed = ask.prompt, ask.label, ask.typed
-    loaded = None if typed is None else typed.schema
-    started = time.time()
-    deadline = _deadline(started, ask.seconds, host.deadline)
     stage = host.stage()
-    shown = label or first_line(prompt)
-    turn_folder = agent.channel.open_turn(number, loaded, deadline, shown)
-    host.progress.agent_turn_started(stage, agent.key, agent.spec.harness, number, shown)
-    talk = _Conversation(agent, host, number, turn_folder, prompt, loaded, deadline, ask.seconds is not None, started)
+    talk = _Conversation(agent, host, ask, number, stage)
+    host.progress.agent_turn_started(stage, agent.key, agent.spec.harness, number, talk.shown)
     fields: dict[str, Any] = {"attempt": host.attempt, "agent": agent.key, "turn": number}
     if stage is not None:
         fields["stage"] = stage
@@ -94,13 +85,12 @@ async def run_turn(agent: TurnAgent, host: Host, ask: Ask, number: int) -> Turn[
     except asyncio.CancelledError:
         agent.end()
         if host.timed_out():  # the attempt's deadline cut the turn: that is a timeout, not a cancel
-            settled = settle(turn_folder, kinds.TIMED_OUT, reason=talk.timeout_reason(attempts=True), by="awf")
+            settled = talk.settle(kinds.TIMED_OUT, reason=talk.timeout_reason(attempts=True))
         else:
-            reason = host.cancel_reason() or "the turn was cancelled"
-            settled = settle(turn_folder, kinds.CANCELLED, reason=reason, by="awf")
-        _finish(agent, host, talk, settled, stage, label, started, typed)
+            settled = talk.settle(kinds.CANCELLED, reason=host.cancel_reason() or "the turn was cancelled")
+        talk.finish(settled)
         raise
-    turn = _finish(agent, host, talk, settled, stage, label, started, typed)
+    turn = talk.finish(settled)
     host.check_budget(f"at the end of agent {agent.key}'s turn {number}")
     return turn
 
@@ -135,27 +125,20 @@ def first_line(prompt: str, width: int = 60) -> str:
 class _Conversation:
     """Deliveries until the turn settles: the prompt, and at most one recovery prompt."""
 
-    def __init__(
-        self,
-        agent: TurnAgent,
-        host: Host,
-        number: int,
-        folder: Path,
-        prompt: str,
-        schema: dict[str, Any] | None,
-        deadline: float | None,
-        own_timeout: bool,
-        started: float,
-    ) -> None:
+    def __init__(self, agent: TurnAgent, host: Host, ask: Ask, number: int, stage: str | None) -> None:
         self.agent = agent
         self.host = host
         self.number = number
-        self.folder = folder
-        self.prompt = prompt
-        self.schema = schema
-        self.deadline = deadline
-        self.own_timeout = own_timeout
-        self.started = started  # the deadline counts from it
+        self.stage = stage
+        self.prompt = ask.prompt
+        self.label = ask.label
+        self.typed = ask.typed
+        self.schema = None if ask.typed is None else ask.typed.schema
+        self.own_timeout = ask.seconds is not None
+        self.started = time.time()  # the deadline counts from it
+        self.deadline = _deadline(self.started, ask.seconds, host.deadline)
+        self.shown = ask.label or first_line(ask.prompt)  # what the progress shows of the turn
+        self.folder = agent.channel.open_turn(number, self.schema, self.deadline, self.shown)
         self.nudged = False
         self.usage: dict[str, Any] | None = None
         self.cost: float | None = None
@@ -173,15 +156,11 @@ class _Conversation:
     async def run(self) -> dict[str, Any]:
         agent = self.agent
         if agent.harness is None:
-            return self._settle(kinds.FAILED, reason=agent.unavailable)
+            return self.settle(kinds.FAILED, reason=agent.unavailable)
         harness = agent.harness
-        env = self.env
-        try:
-            missing = harness.missing(agent.session, env)
-        except Exception as error:  # a harness's bug fails the turn; it must not fail the attempt
-            missing = f"the harness failed to check its program: {type(error).__name__}: {error}"
+        missing = self._missing(harness)
         if missing:
-            return self._settle(kinds.FAILED, reason=f"{harness.name}: {missing}")
+            return self.settle(kinds.FAILED, reason=f"{harness.name}: {missing}")
         instructions = answer_instructions(self.schema, harness.answer_hint)
         first = self.prompt.rstrip() + "\n" + instructions
         ends = agent.ends
@@ -193,32 +172,45 @@ class _Conversation:
             if delivery == 2:
                 self.nudged = True
                 self.host.progress.agent_turn_nudged(self.host.stage(), agent.key, why)
-            message = Message(text, self.number, delivery, first, self.folder, env, self.deadline)
-            result = await self._deliver(message, harness)
-            if isinstance(result, dict):
-                return result
-            if agent.ends != ends:
-                return self._settle(kinds.CANCELLED, reason="the agent was closed while it worked")
-            if result is _TIMED_OUT:
-                agent.end()
-                return self._settle(kinds.TIMED_OUT, reason=self.timeout_reason())
-            stopped = cast(Stopped, result)  # the one other thing a delivery ends with
-            self._count(stopped)
-            if stopped.failed:
-                return self._settle(kinds.FAILED, reason=stopped.failed)
-            if stopped.blocked:
-                return self._settle(kinds.BLOCKED, reason=stopped.blocked)
-            candidate, why = self._candidate(stopped.text)
-            if candidate is None:
-                continue
-            value, problems = read_answer(candidate, self.schema)
-            if not problems:
-                return self._settle(kinds.ANSWERED, value=value, by="the agent's output")
-            why = "the answer it printed cannot be taken: " + "; ".join(problems)
+            message = Message(text, self.number, delivery, first, self.folder, self.env, self.deadline)
+            settled, why = self._after(await self._deliver(message, harness), ends)
+            if settled is not None:
+                return settled
         if len(deliveries) == 1:
             no_recovery = '(its runtime has "recovery": false: no recovery prompt)'
-            return self._settle(kinds.UNANSWERED, reason=f"{why} {no_recovery}")
-        return self._settle(kinds.UNANSWERED, reason=f"{why}, and the recovery prompt brought no answer either")
+            return self.settle(kinds.UNANSWERED, reason=f"{why} {no_recovery}")
+        return self.settle(kinds.UNANSWERED, reason=f"{why}, and the recovery prompt brought no answer either")
+
+    def _missing(self, harness: Harness) -> str | None:
+        """What the harness says must be installed before its program can run, if anything."""
+        try:
+            return harness.missing(self.agent.session, self.env)
+        except Exception as error:  # a harness's bug fails the turn; it must not fail the attempt
+            return f"the harness failed to check its program: {type(error).__name__}: {error}"
+
+    def _after(self, result: dict[str, Any] | Stopped | object, ends: int) -> tuple[dict[str, Any] | None, str]:
+        """What the end of a delivery comes to: the turn settled, or else why the agent has given
+        no answer yet (for the recovery prompt). `ends`: the agent's count of ends as the turn began."""
+        if isinstance(result, dict):
+            return result, ""
+        if self.agent.ends != ends:
+            return self.settle(kinds.CANCELLED, reason="the agent was closed while it worked"), ""
+        if result is _TIMED_OUT:
+            self.agent.end()
+            return self.settle(kinds.TIMED_OUT, reason=self.timeout_reason()), ""
+        stopped = cast(Stopped, result)  # the one other thing a delivery ends with
+        self._count(stopped)
+        if stopped.failed:
+            return self.settle(kinds.FAILED, reason=stopped.failed), ""
+        if stopped.blocked:
+            return self.settle(kinds.BLOCKED, reason=stopped.blocked), ""
+        candidate, why = self._candidate(stopped.text)
+        if candidate is None:
+            return None, why
+        value, problems = read_answer(candidate, self.schema)
+        if not problems:
+            return self.settle(kinds.ANSWERED, value=value, by="the agent's output"), ""
+        return None, "the answer it printed cannot be taken: " + "; ".join(problems)
 
     async def _deliver(self, message: Message, harness: Harness) -> dict[str, Any] | Stopped | object:
         """Run one delivery until the turn settles, the agent stops, or the deadline passes."""
@@ -281,8 +273,58 @@ class _Conversation:
             return f"timed out after {after}: no answer by the turn's timeout; the agent was ended"
         return f"timed out after {after}: no answer by the attempt's --timeout; the agent was ended"
 
-    def _settle(self, kind: str, *, value: Any = None, reason: str | None = None, by: str = "awf") -> dict[str, Any]:
+    def settle(self, kind: str, *, value: Any = None, reason: str | None = None, by: str = "awf") -> dict[str, Any]:
+        """Settle the turn (outcome.json, once), unless the channel settled it first; what it settled to."""
         return settle(self.folder, kind, value=value, reason=reason, by=by)
+
+    def finish(self, settled: dict[str, Any]) -> Turn[Any]:
+        """The turn's line in run.jsonl, its end in the progress, and the Turn the workflow gets."""
+        ended = time.time()
+        outcome = _outcome(settled, self.typed)
+        fields: entries.TurnFields = {
+            "attempt": self.host.attempt,
+            "agent": self.agent.key,
+            "turn": self.number,
+            "harness": self.agent.spec.harness,
+            "model": self.agent.spec.model or (self.usage or {}).get("model"),
+            "session": self.agent.session.id,
+            "label": self.label,
+            "prompt": self.prompt,
+            "outcome": outcome.kind,
+            "reason": outcome.reason,
+            "by": settled.get("by"),
+            "nudged": self.nudged,
+            "started": iso(self.started),
+            "ended": iso(ended),
+            "seconds": round(ended - self.started, 3),
+            "usage": self.usage,
+            "cost": self.cost,
+        }
+        if self.marks is not None:
+            self.marks.check()
+        if self.unreported:
+            fields["unreported"] = True  # the next attempt reads what it used from the session file
+        if outcome.answered:
+            fields["value"] = settled.get("value")  # plain JSON, as the agent gave it
+        if self.stage is not None:
+            fields["stage"] = self.stage
+        entries.append(self.host.log, entries.turn(**fields))
+        self.host.progress.agent_turn_ended(
+            self.stage, self.agent.key, outcome.kind, outcome.reason, ended - self.started
+        )
+        return Turn(
+            self.agent.key,
+            self.number,
+            self.prompt,
+            outcome,
+            self.label,
+            fields["started"],
+            fields["ended"],
+            ended - self.started,
+            self.agent.session.id,
+            self.usage,
+            self.cost,
+        )
 
 
 async def _let_end(task: asyncio.Future[Any], grace: float) -> None:
@@ -304,62 +346,6 @@ def _stopped(task: asyncio.Future[Any], name: str) -> Stopped:
     if not isinstance(result, Stopped):
         return Stopped(failed=f"the {name} harness returned {result!r}, not a Stopped")
     return result
-
-
-def _finish(
-    agent: TurnAgent,
-    host: Host,
-    talk: _Conversation,
-    settled: dict[str, Any],
-    stage: str | None,
-    label: str | None,
-    started: float,
-    typed: TurnSchema | None,
-) -> Turn[Any]:
-    ended = time.time()
-    outcome = _outcome(settled, typed)
-    fields: entries.TurnFields = {
-        "attempt": host.attempt,
-        "agent": agent.key,
-        "turn": talk.number,
-        "harness": agent.spec.harness,
-        "model": agent.spec.model or (talk.usage or {}).get("model"),
-        "session": agent.session.id,
-        "label": label,
-        "prompt": talk.prompt,
-        "outcome": outcome.kind,
-        "reason": outcome.reason,
-        "by": settled.get("by"),
-        "nudged": talk.nudged,
-        "started": iso(started),
-        "ended": iso(ended),
-        "seconds": round(ended - started, 3),
-        "usage": talk.usage,
-        "cost": talk.cost,
-    }
-    if talk.marks is not None:
-        talk.marks.check()
-    if talk.unreported:
-        fields["unreported"] = True  # the next attempt reads what it used from the session file
-    if outcome.answered:
-        fields["value"] = settled.get("value")  # plain JSON, as the agent gave it
-    if stage is not None:
-        fields["stage"] = stage
-    entries.append(host.log, entries.turn(**fields))
-    host.progress.agent_turn_ended(stage, agent.key, outcome.kind, outcome.reason, ended - started)
-    return Turn(
-        agent.key,
-        talk.number,
-        talk.prompt,
-        outcome,
-        label,
-        fields["started"],
-        fields["ended"],
-        ended - started,
-        agent.session.id,
-        talk.usage,
-        talk.cost,
-    )
 
 
 def _outcome(settled: dict[str, Any], typed: TurnSchema | None) -> Outcome[Any]:
