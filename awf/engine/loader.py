@@ -6,6 +6,7 @@ import importlib.util
 import sys
 import zlib
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from .errors import LoadError, WorkflowError
@@ -38,6 +39,11 @@ def load_workflow(target: str) -> Workflow[Any]:
         raise LoadError(f"workflow file {path} does not exist")
     if path.is_dir():
         raise LoadError(f"{path} is a folder; give the workflow's .py file")
+    return _choose(path, wanted, _execute(path))
+
+
+def _execute(path: Path) -> ModuleType:
+    """The workflow file, run as a module of its own."""
     resolved = path.resolve()
     # A name of its own for each file, the same in every process; crc32, as hashlib costs a
     # millisecond to import.
@@ -66,6 +72,11 @@ def load_workflow(target: str) -> Workflow[Any]:
         raise LoadError(
             f"{path}{f':{line}' if line else ''}: {what}", exit_code=1, detail=_frames_below(error)
         ) from None
+    return module
+
+
+def _choose(path: Path, wanted: str | None, module: ModuleType) -> Workflow[Any]:
+    """The workflow `wanted` names (by its name or the name it is bound to), or the file's only one."""
     found: dict[str, Workflow[Any]] = {}
     attributes: dict[str, Workflow[Any]] = {}
     for attribute, value in vars(module).items():

@@ -46,6 +46,11 @@ def type_text(schema: Any, depth: int = 0, root: Any = None) -> str:
     kind = schema.get("type")
     if isinstance(kind, list):
         return " | ".join(type_text({**schema, "type": one}, depth + 1, root) for one in kind)
+    return _kind_text(schema, kind, depth, root)
+
+
+def _kind_text(schema: dict[str, Any], kind: Any, depth: int, root: Any) -> str:
+    """A one-line reading of a schema of one `type` (or of none)."""
     if kind == "object" or (kind is None and "properties" in schema):
         return _object_text(schema, depth, root)
     if kind == "array":
@@ -121,6 +126,11 @@ def stand_in(schema: Any, depth: int = 0, root: Any = None) -> Any:
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), kind[0] if kind else None)
+    return _stand_in_of_kind(schema, kind, depth, root)
+
+
+def _stand_in_of_kind(schema: dict[str, Any], kind: Any, depth: int, root: Any) -> Any:
+    """The smallest plain value of one `type` (or of none) that fits `schema`."""
     if kind == "object" or (kind is None and "properties" in schema):
         properties = schema.get("properties") or {}
         return {name: stand_in(properties.get(name, {}), depth + 1, root) for name in schema.get("required") or []}
@@ -128,15 +138,19 @@ def stand_in(schema: Any, depth: int = 0, root: Any = None) -> Any:
         count = schema.get("minItems", 0)
         return [stand_in(schema.get("items", {}), depth + 1, root) for _ in range(count)]
     if kind in ("integer", "number"):
-        if "minimum" in schema:
-            return schema["minimum"]
-        if "exclusiveMinimum" in schema and not isinstance(schema["exclusiveMinimum"], bool):
-            return schema["exclusiveMinimum"] + 1
-        if "maximum" in schema and schema["maximum"] < 0:
-            return schema["maximum"]
-        return 0
+        return _least_number(schema)
     if kind == "string":
         return "x" * schema.get("minLength", 0)
     if kind == "boolean":
         return False
     return None
+
+
+def _least_number(schema: dict[str, Any]) -> Any:
+    if "minimum" in schema:
+        return schema["minimum"]
+    if "exclusiveMinimum" in schema and not isinstance(schema["exclusiveMinimum"], bool):
+        return schema["exclusiveMinimum"] + 1
+    if "maximum" in schema and schema["maximum"] < 0:
+        return schema["maximum"]
+    return 0
