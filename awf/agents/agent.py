@@ -32,7 +32,7 @@ class AgentSet:
     def __init__(self, host: Host) -> None:
         self._host = host
         self._agents: dict[str, Agent] = {}
-        self.book = ProcessBook(host.log, host.attempt)
+        self.book: ProcessBook = ProcessBook(host.log, host.attempt)
 
     async def open(
         self,
@@ -86,7 +86,7 @@ class Agent:
 
     def __init__(self, spec: AgentSpec, host: Host, book: ProcessBook) -> None:
         self.spec = spec
-        self.key = spec.key
+        self.key: str = spec.key
         self._host = host
         self._book = book
         self.harness: Harness | None = None
@@ -101,11 +101,11 @@ class Agent:
             problem = self.harness.spec_problem(spec.runtime)
             if problem:
                 raise AgentError(f"agent {spec.key}: {problem}")
-        self.dir = host.run_dir / "agents" / str(host.attempt) / spec.key
-        self.channel = AgentChannel.create(
+        self.dir: Path = host.run_dir / "agents" / str(host.attempt) / spec.key
+        self.channel: AgentChannel = AgentChannel.create(
             self.dir, run=host.run, attempt=host.attempt, agent=spec.key, harness=spec.harness
         )
-        self.session = Session(
+        self.session: Session = Session(
             spec.key,
             spec.runtime,
             spec.instructions,
@@ -124,9 +124,9 @@ class Agent:
                 if problem:
                     raise AgentError(f"agent {spec.key}'s sandbox cannot confine it on this machine: {problem}")
             self.session.sandbox = self._sandbox()
-        self.turns = 0
-        self.busy = False
-        self.ends = 0  # how many times it was ended: a turn that sees this change was cancelled
+        self.turns: int = 0
+        self.busy: bool = False
+        self.ends: int = 0  # how many times it was ended: a turn that sees this change was cancelled
         stage = host.stage()
         opened = entries.agent(
             attempt=host.attempt,

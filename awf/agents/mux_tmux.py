@@ -32,7 +32,9 @@ class Tmux:
     def __init__(self, server: str, env: Mapping[str, str] | None = None) -> None:
         self.server = server
         # TMUX in the environment would point a client at the server awf runs in, if any.
-        self.env = {key: value for key, value in (env or os.environ).items() if key not in ("TMUX", "TMUX_PANE")}
+        self.env: dict[str, str] = {
+            key: value for key, value in (env or os.environ).items() if key not in ("TMUX", "TMUX_PANE")
+        }
 
     @property
     def program(self) -> str | None:

@@ -30,9 +30,9 @@ class AgentProcess:
 
     def __init__(self, popen: subprocess.Popen[bytes], command: Sequence[str]) -> None:
         self.popen = popen
-        self.command = list(command)
-        self.pid = popen.pid
-        self.ended = False  # its group has been ended: never signal that pgid again
+        self.command: list[str] = list(command)
+        self.pid: int = popen.pid
+        self.ended: bool = False  # its group has been ended: never signal that pgid again
 
     @property
     def returncode(self) -> int | None:

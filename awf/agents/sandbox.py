@@ -109,8 +109,8 @@ class AgentSandbox:
         self.cwd = cwd
         self.agent_dir = agent_dir
         self.records = records  # the runs' folder: hidden, but for the agent's own
-        self.home = agent_dir / "home"
-        self.tmp = agent_dir / "tmp"
+        self.home: Path = agent_dir / "home"
+        self.tmp: Path = agent_dir / "tmp"
         for folder in (self.home, self.tmp):
             folder.mkdir(mode=0o700, exist_ok=True)
         self.env: dict[str, str] = {}  # what the harness's program needs: its home, its key, its model

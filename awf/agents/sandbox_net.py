@@ -30,7 +30,7 @@ class Gateway:
     """One sandboxed agent's way out: its sockets, and the threads that serve them."""
 
     def __init__(self) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="awf-net-"))
+        self.dir: Path = Path(tempfile.mkdtemp(prefix="awf-net-"))
         self._listeners: list[socket.socket] = []
 
     def forward(self, name: str, host: str, port: int) -> Path:

@@ -39,7 +39,7 @@ class SessionMarks:
         self.fields = fields  # attempt, agent, turn (and stage): what every line of this turn names
         self.id: str | None = None
         self.file: Path | None = None
-        self.looked = 0.0  # when the file of a named session was last looked for
+        self.looked: float = 0.0  # when the file of a named session was last looked for
 
     @property
     def known(self) -> bool:

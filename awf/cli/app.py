@@ -16,7 +16,7 @@ except ImportError:  # pragma: no cover - depends on the installed typer
 from . import output
 from .errors import CommandError, ExitCode, handled, report
 
-app = typer.Typer(
+app: typer.Typer = typer.Typer(
     name="awf",
     add_completion=False,
     no_args_is_help=True,

@@ -37,7 +37,7 @@ class CommandError(Exception):
     def __init__(self, message: str, code: ExitCode, kind: str | None = None, detail: str | None = None) -> None:
         super().__init__(message)
         self.code = code
-        self.kind = kind or KINDS.get(code, "error")
+        self.kind: str = kind or KINDS.get(code, "error")
         self.detail = detail
 
 

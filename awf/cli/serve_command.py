@@ -85,9 +85,9 @@ class Serve:
     def __init__(self, root: Path, placement: Placement | None = None) -> None:
         self.root = root
         self.placement = placement
-        self.log = _Log(root / "serve.log")
-        self.wakeup = threading.Event()
-        self.stopping = False
+        self.log: _Log = _Log(root / "serve.log")
+        self.wakeup: threading.Event = threading.Event()
+        self.stopping: bool = False
         self._guard = threading.Lock()
         self._changed: dict[tuple[str, str], bool] = {}  # run -> a new event came (try it even if given up on)
         self._due: dict[tuple[str, str], float] = {}

@@ -74,8 +74,11 @@ class Replay:
 class Wait:
     """What `receive`, `select` and `timer` return: await it alone, or hand it to `race`."""
 
-    def __init__(self, api: EventsApi, kind: str, names: tuple[str, ...] = (), seconds: float | None = None):
-        self.api, self.kind, self.names, self.seconds = api, kind, names, seconds
+    def __init__(self, api: EventsApi, kind: str, names: tuple[str, ...] = (), seconds: float | None = None) -> None:
+        self.api: EventsApi = api
+        self.kind: str = kind
+        self.names: tuple[str, ...] = names
+        self.seconds: float | None = seconds
 
     def __await__(self) -> Generator[Any, None, Any]:
         return self.api._alone(self).__await__()

@@ -45,7 +45,7 @@ class Typed:
         from pydantic.errors import PydanticSchemaGenerationError
 
         self.spec = spec
-        self.name = type_name(spec)
+        self.name: str = type_name(spec)
         try:
             self.adapter: Any = TypeAdapter(spec)
             self.schema: dict[str, Any] = self.adapter.json_schema()

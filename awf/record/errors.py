@@ -9,7 +9,7 @@ class RecordError(Exception):
     """A file of a run's record that cannot be read, does not parse or does not fit its schema."""
 
     def __init__(self, path: Path | str, problem: str, hint: str | None = None) -> None:
-        self.path = Path(path)
+        self.path: Path = Path(path)
         self.problem = problem
         self.hint = hint
         text = f"{self.path}: {problem}"
@@ -26,8 +26,8 @@ class RecordWriteError(BaseException):
     """
 
     def __init__(self, path: Path | str, error: OSError) -> None:
-        self.path = Path(path)
-        self.errno = error.errno
+        self.path: Path = Path(path)
+        self.errno: int | None = error.errno
         reason = error.strerror or str(error)
-        self.reason = reason[:1].lower() + reason[1:]
+        self.reason: str = reason[:1].lower() + reason[1:]
         super().__init__(f"{self.path}: cannot be written: {self.reason}")

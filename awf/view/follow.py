@@ -33,7 +33,7 @@ class Follower:
     def __init__(self, run_dir: Path, log: Path, offset: int = 0) -> None:
         self.run_dir = run_dir
         self.log = log
-        self.offset = offset
+        self.offset: int = offset
         self._events: queue.SimpleQueue[str] = queue.SimpleQueue()
         self._watcher: BaseObserver | None = None
         self._pid: tuple[int, str | None] | None = None

@@ -20,7 +20,7 @@ class LineReporter:
     """Writes the attempt's progress, one line per change. Never lets a closed terminal fail a run."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stderr
+        self.stream: TextIO = stream or sys.stderr
 
     def _say(self, text: str) -> None:
         try:

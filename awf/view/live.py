@@ -180,7 +180,7 @@ class LiveView:
     def __init__(self, stream: TextIO | None = None, *, color: bool = True) -> None:
         from rich.console import Console
 
-        self.console = Console(
+        self.console: Console = Console(
             file=_SafeStream(stream or sys.stderr),  # type: ignore[arg-type]  # write and flush are all rich uses
             force_terminal=True,
             no_color=True if not color else None,
@@ -188,8 +188,8 @@ class LiveView:
             emoji=False,
             soft_wrap=False,
         )
-        self.state = ViewState()
-        self.lock = threading.Lock()
+        self.state: ViewState = ViewState()
+        self.lock: threading.Lock = threading.Lock()
         self.live: Live | None = None
         self.record_dir: Path | None = None
         self._earlier: dict[str, dict[str, Any]] | None = None
