@@ -113,6 +113,6 @@ def test_the_finder_sees_an_upward_import_and_a_cycle() -> None:
     graph = import_graph()
     assert "awf.record.files" in graph["awf.record.folder"]  # a relative import, at the top
     assert "awf.agents.agent" in graph["awf.engine.attempt_agents"]  # a lazy one, inside a function
-    assert "awf.engine.attempt" in graph["awf.view.preview"]
+    assert "awf.engine.start_point" in graph["awf.view.preview"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
     assert layer("awf.cli.app") == 0 and layer("awf.record") == 4 and layer("awf.testing.runner") is None

@@ -7,10 +7,12 @@ import sys
 from pathlib import Path
 
 from ..engine import attempt_outcome
-from ..engine.attempt import Ending, Preview, run_attempt
+from ..engine.attempt import run_attempt
 from ..engine.durations import parse_duration
+from ..engine.ending import Ending
 from ..engine.errors import Refusal
 from ..engine.request import RunRequest
+from ..engine.start_point import Preview
 from ..view.live import choose_view
 from . import output
 
@@ -54,31 +56,10 @@ def run_command(
         end_leftovers=end_leftovers,
         ignore_leftovers=ignore_leftovers,
     )
-    if timeout is not None:
-        try:
-            request.timeout = parse_duration(timeout)
-        except ValueError as problem:
-            raise Refusal(f"--timeout {problem}") from None
-        request.timeout_text = timeout
-    if max_cost is not None:
-        from ..engine.budget import parse_max_cost
-
-        try:
-            request.max_cost = parse_max_cost(max_cost)
-        except ValueError as problem:
-            raise Refusal(f"--max-cost {problem}") from None
-        request.max_cost_text = max_cost
+    _limit(request, timeout, max_cost)
     if values is not None and from_stage is None:
         raise Refusal("--values goes only with --from-stage: name the stage the run starts at")
-    if on is not None and on != "ray":
-        raise Refusal(f"--on {on}: awf places attempts on ray, or here when --on is left out")
-    if on is None and (ray_address or ray_resources or wait):
-        given = ", ".join(
-            flag
-            for flag, set_ in [("--ray-address", ray_address), ("--ray-resources", ray_resources), ("--wait", wait)]
-            if set_
-        )
-        raise Refusal(f"{given} go only with --on ray")
+    _check_placement(on, ray_address, ray_resources, wait)
     if on == "ray":
         from .on_ray_command import run_on_ray
 
@@ -99,6 +80,37 @@ def run_command(
             f"{ending.write_error}\n  free the space or fix the folder, then go on: {ending.go_on or 'a continue'}"
         )
     return ending.exit_code
+
+
+def _limit(request: RunRequest, timeout: str | None, max_cost: str | None) -> None:
+    """The attempt's --timeout and --max-cost, read as the request keeps them."""
+    if timeout is not None:
+        try:
+            request.timeout = parse_duration(timeout)
+        except ValueError as problem:
+            raise Refusal(f"--timeout {problem}") from None
+        request.timeout_text = timeout
+    if max_cost is not None:
+        from ..engine.budget import parse_max_cost
+
+        try:
+            request.max_cost = parse_max_cost(max_cost)
+        except ValueError as problem:
+            raise Refusal(f"--max-cost {problem}") from None
+        request.max_cost_text = max_cost
+
+
+def _check_placement(on: str | None, ray_address: str | None, ray_resources: str | None, wait: bool) -> None:
+    """Refuse a place awf cannot put an attempt, and the Ray options without --on ray."""
+    if on is not None and on != "ray":
+        raise Refusal(f"--on {on}: awf places attempts on ray, or here when --on is left out")
+    if on is None and (ray_address or ray_resources or wait):
+        given = ", ".join(
+            flag
+            for flag, set_ in [("--ray-address", ray_address), ("--ray-resources", ray_resources), ("--wait", wait)]
+            if set_
+        )
+        raise Refusal(f"{given} go only with --on ray")
 
 
 def _print_result(ending: Ending, json_out: bool) -> None:

@@ -72,7 +72,7 @@ def parse_resources(text: str | None) -> dict[str, float]:
 
 def place(request: RunRequest, placement: Placement) -> Placed:
     """Ready the run, connect to the cluster and place the attempt. Raises Refusal or MissingPackage."""
-    from .attempt import prepare_elsewhere
+    from .claim import prepare_elsewhere
 
     ray = _ray()
     paths, cwd = prepare_elsewhere(request)

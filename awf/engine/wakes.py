@@ -116,23 +116,31 @@ def look(paths: RunPaths, history: folder.History, *, force: bool = False, now: 
     if marker is not None:
         return Look("busy", why=f"attempt {marker['attempt']} is starting (pid {marker['pid']})")
     if last.end is None:
-        held = held_back(paths, history)
-        if held:
-            return Look("held-back", why=held)
-        count = interrupted_in_a_row(history)
-        if not force:
-            if count >= GIVE_UP_AFTER:
-                return Look("crash-looping", why=crash_loop_text(paths.name, count))
-            not_before = parse_iso(last.start["at"]) + backoff(count)
-            if now < not_before:
-                return Look("backing-off", again=not_before, why=f"{count} interrupted attempts in a row")
-        return _if_file_exists(paths, history, Look("ready", why=f"attempt {last.number} was interrupted"))
+        return _after_interrupted(paths, history, last, force=force, now=now)
     if waiting_on(paths, history) is None:
         return Look("ended", why=f"it is {last.end['outcome']}")
     if is_ready(paths, history, now):
         return _if_file_exists(paths, history, Look("ready"))
     due = next_due(history)
     return Look("waiting", again=due, why="what it waits for has not come")
+
+
+def _after_interrupted(
+    paths: RunPaths, history: folder.History, last: folder.Attempt, *, force: bool, now: float
+) -> Look:
+    """Whether a run whose last attempt was interrupted may start again now: not while an event is
+    held back, nor, unless forced, after too many interruptions in a row or before its backoff."""
+    held = held_back(paths, history)
+    if held:
+        return Look("held-back", why=held)
+    count = interrupted_in_a_row(history)
+    if not force:
+        if count >= GIVE_UP_AFTER:
+            return Look("crash-looping", why=crash_loop_text(paths.name, count))
+        not_before = parse_iso(last.start["at"]) + backoff(count)
+        if now < not_before:
+            return Look("backing-off", again=not_before, why=f"{count} interrupted attempts in a row")
+    return _if_file_exists(paths, history, Look("ready", why=f"attempt {last.number} was interrupted"))
 
 
 def _if_file_exists(paths: RunPaths, history: folder.History, ready: Look) -> Look:

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..agents.registry import routed_to
-from ..engine.attempt import Ending, generated_id, run_attempt
+from ..engine.attempt import run_attempt
+from ..engine.claim import generated_id
+from ..engine.ending import Ending
 from ..engine.errors import Refusal
 from ..engine.request import RunRequest
 from ..engine.workflow import Workflow

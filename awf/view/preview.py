@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.attempt import Preview
 from ..engine.durations import format_duration
 from ..engine.errors import Park
 from ..engine.lookahead import LookAhead, Seen
 from ..engine.schema_text import type_text
+from ..engine.start_point import Preview
 from ..record.clock import age
 from .runs_table import waits_text
 

@@ -1,0 +1,284 @@
+"""The claim of an attempt: a new run made, or the next attempt of a run claimed, and the
+refusals that say why an attempt cannot be made and what to do instead."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..record import entries, folder
+from ..record.clock import age
+from ..record.errors import RecordError, RecordWriteError
+from ..record.inbox import read_events
+from ..record.layout import RunPaths, run_root_for
+from ..record.names import id_problem
+from . import attempt_outcome, attempt_sandbox
+from .durations import format_duration
+from .errors import Refusal
+from .loader import load_workflow
+from .request import RunRequest
+from .values_file import read_values
+from .workflow import Workflow
+
+
+@dataclass
+class Run:
+    """The run an attempt is for, as it is before and after the claim."""
+
+    paths: RunPaths
+    args: dict[str, Any]  # the workflow's arguments
+    cwd: Path  # the folder the run works in
+    attempt: int  # the number of the attempt to be made
+    history: folder.History | None  # the run's history as the claim read it; None for a new run
+    sandbox: Any = None  # the run's sandbox profile, or None
+
+
+@dataclass
+class Identity:
+    """A new run, checked and not yet made: the run and the fields of its `run` line."""
+
+    run: Run
+    run_fields: entries.RunFields
+
+
+@dataclass
+class Claimed:
+    """A run whose attempt this process holds: its lock is taken and its pid file written."""
+
+    run: Run
+    claim: folder.AttemptClaim
+
+    @property
+    def paths(self) -> RunPaths:
+        return self.run.paths
+
+
+def generated_id() -> str:
+    """Local time and four hex digits: 20261004-1532-a7f3."""
+    # os.urandom is what secrets.token_hex reads, without secrets' imports (hashlib, random).
+    return f"{datetime.now():%Y%m%d-%H%M}-{os.urandom(2).hex()}"
+
+
+def prepare_elsewhere(request: RunRequest) -> tuple[RunPaths, Path]:
+    """Ready the run for an attempt that another process will make, maybe on another machine:
+    a new run is made (its `run` line, no attempt yet), a continue is checked as it would be here.
+
+    Returns the run's paths and the folder it works in; holds no claim once it returns. Raises
+    Refusal as an attempt here would, before anything is placed.
+    """
+    workflow = request.workflow or load_workflow(request.target)
+    cwd = working_folder(request)
+    root = run_root_for(cwd, request.run_root)
+    if request.values_file is not None:
+        read_values(request.values_file)  # a values file that cannot be used is refused here, not on a node
+    if request.resume:
+        claimed = claim_continue(request, workflow, root, cwd)
+    else:
+        claimed = create(new_identity(request, workflow, root, cwd))
+    claimed.claim.release()
+    return claimed.paths, claimed.run.cwd
+
+
+def working_folder(request: RunRequest) -> Path:
+    """The folder the run works in: --cwd, checked, else the current one."""
+    if request.cwd is None:
+        return Path.cwd()
+    cwd = request.cwd.expanduser().absolute()
+    if not cwd.is_dir():
+        raise Refusal(f"--cwd {request.cwd} is not a folder")
+    return cwd
+
+
+def _prepare(workflow: Workflow[Any], argv: list[str]) -> dict[str, Any]:
+    try:
+        return workflow.prepare_args(argv)
+    except Exception as error:
+        raise Refusal(f"prepare refused the arguments {argv}: {type(error).__name__}: {error}") from None
+
+
+def _id_from_args(workflow: Workflow[Any], args: dict[str, Any], argv: list[str]) -> str | None:
+    """The run's id from the workflow's id(args), checked: a refusal says which function gave it."""
+    given = json.dumps(argv, ensure_ascii=False)
+    go_on = "give --id, or the arguments the workflow's prepare expects"
+    try:
+        run_id = workflow.run_id_for(args)
+    except Exception as error:
+        raise Refusal(f"id(args) failed for argv {given}: {type(error).__name__}: {error}; {go_on}") from None
+    if run_id is None:
+        return None
+    if run_id == "":
+        raise Refusal(f'id(args) returned "" for argv {given}; {go_on}')
+    problem = id_problem(run_id, "run id")
+    if problem:
+        raise Refusal(f"id(args) returned {run_id!r} for argv {given}: {problem}; {go_on}")
+    return run_id
+
+
+def new_identity(request: RunRequest, workflow: Workflow[Any], root: Path, cwd: Path) -> Identity:
+    """The new run the request names, checked, before anything is written: its id, its arguments and its run line."""
+    argv = request.argv or []
+    args = dict(request.args) if request.args is not None else _prepare(workflow, argv)
+    run_id = request.run_id
+    if run_id is None:
+        run_id = _id_from_args(workflow, args, argv)
+    if run_id is None:
+        run_id = generated_id()
+    problem = id_problem(run_id, "run id")
+    if problem:
+        raise Refusal(problem)
+    paths = RunPaths(root, workflow.name, run_id)
+    sandbox = attempt_sandbox.requested(request.sandbox, cwd)
+    run_fields: entries.RunFields = {
+        "workflow": workflow.name,
+        "id": run_id,
+        "argv": argv,
+        "cwd": str(cwd),
+        "sandbox": sandbox.as_record() if sandbox is not None else None,
+        "file": str(Path(request.target).absolute()),
+        "workflow_version": workflow.version,
+    }
+    if workflow.events:
+        from . import attempt_events
+
+        run_fields["events"] = attempt_events.declared(workflow)
+    if request.args is not None:
+        run_fields["args"] = dict(request.args)  # given whole by a caller in Python; prepare was not called
+    if request.preview:
+        return Identity(Run(paths, args, cwd, 1, None, sandbox), run_fields)
+    try:
+        # Early, before any look-ahead; again, race-free, as the folder is made.
+        folder.refuse_if_taken(paths, locked=False)
+    except folder.Refused as refused:
+        raise Refusal(str(refused)) from None
+    return Identity(Run(paths, args, cwd, 1, None, sandbox), run_fields)
+
+
+def create(identity: Identity) -> Claimed:
+    """The new run made (its folder and its run line) and its first attempt claimed."""
+    try:
+        claim = folder.create_run(identity.run.paths, identity.run_fields)
+    except folder.Refused as refused:
+        raise Refusal(str(refused)) from None
+    except RecordWriteError as error:
+        if error.errno == errno.ENOTDIR:  # a file where a folder of the run root goes: a path given wrong
+            raise Refusal(f"{error.path} is a file, not a folder; give a folder for the runs") from None
+        raise
+    return Claimed(identity.run, claim)
+
+
+def claim_continue(request: RunRequest, workflow: Workflow[Any], root: Path, cwd: Path) -> Claimed:
+    """The next attempt of the run --id names, claimed; Refusal, saying why and what to do, when it cannot be."""
+    paths = RunPaths(root, workflow.name, _continued_id(request, workflow))
+    if paths.dir.exists() and not paths.dir.is_dir():
+        raise Refusal(
+            f"{paths.dir} is a file, where run {paths.name} keeps its folder; move it away, or give another id"
+        )
+    if not paths.log.exists():
+        raise Refusal(_no_such_run(paths))
+    try:
+        claim = folder.claim_existing(paths)
+    except folder.Refused as refused:
+        raise Refusal(str(refused)) from None
+    try:
+        run = _continued_run(request, workflow, paths, cwd)
+    except (RecordError, Refusal):
+        claim.release()
+        raise  # a record that cannot be read: exit 3, naming the file
+    if not request.preview:
+        try:
+            folder.clear_leftovers(paths)
+            # At once, so a continue or a new run refused meanwhile names this attempt and its pid.
+            folder.write_pid(paths, run.attempt)
+        except BaseException:
+            claim.release()
+            raise
+    return Claimed(run, claim)
+
+
+def _continued_id(request: RunRequest, workflow: Workflow[Any]) -> str:
+    """The id of the run a continue names: --id, or the workflow's id(args) of the arguments given."""
+    run_id = request.run_id
+    if run_id is None and request.argv is not None and workflow.id is not None:
+        run_id = _id_from_args(workflow, _prepare(workflow, request.argv), request.argv)
+    if run_id is None:
+        raise Refusal("--continue needs the run's --id")
+    problem = id_problem(run_id, "run id")
+    if problem:
+        raise Refusal(problem)
+    return run_id
+
+
+def _continued_run(request: RunRequest, workflow: Workflow[Any], paths: RunPaths, cwd: Path) -> Run:
+    """The run as its history has it, once the continue is found to fit it: the same arguments and
+    folder, a sandbox it keeps, and an ending that leaves something to do."""
+    history = folder.read_history(paths, ended_stages=False)
+    recorded_argv = history.run["argv"]
+    recorded_cwd = Path(history.run["cwd"])
+    if request.argv is not None and request.argv != recorded_argv:
+        raise Refusal(
+            f"run {paths.name} was started with the arguments {recorded_argv}, not {request.argv}: "
+            "different input is a different run; drop them to continue, or start a new run"
+        )
+    if request.cwd is not None and cwd != recorded_cwd:
+        raise Refusal(f"run {paths.name} works in {recorded_cwd}, not {cwd}: a continue keeps the run's --cwd")
+    sandbox = attempt_sandbox.kept(request.sandbox, history.run.get("sandbox"), recorded_cwd, paths.name)
+    try:
+        args = dict(request.args) if request.args is not None else workflow.prepare_args(recorded_argv)
+    except Exception as error:
+        raise Refusal(
+            f"prepare no longer accepts the run's recorded arguments {recorded_argv} "
+            f"({type(error).__name__}: {error}); start a new run"
+        ) from None
+    last = history.last
+    if last is not None and last.status == attempt_outcome.COMPLETED and request.from_stage is None:
+        raise Refusal(_completed_text(paths, request))
+    if not recorded_cwd.is_dir():
+        raise Refusal(f"run {paths.name} works in {recorded_cwd}, which is no longer a folder")
+    if "events" in history.run:
+        read_events(paths)  # an inbox that cannot be read is found now, before anything is recorded
+    number = (last.number if last else 0) + 1
+    return Run(paths, args, recorded_cwd, number, history, sandbox)
+
+
+def _no_such_run(paths: RunPaths) -> str:
+    text = f"there is no run {paths.name}: looked in {paths.workflow_dir}"
+    try:
+        others = sorted(
+            name
+            for name in os.listdir(paths.root)
+            if name != paths.workflow and (paths.root / name / paths.id / "run.jsonl").exists()
+        )
+    except FileNotFoundError:
+        others = []
+    if others:
+        text += f"; the id {paths.id} belongs to a run of {', '.join(others)}: continue it with that workflow's file"
+    else:
+        text += " (a continue looks under --cwd, or the current folder, or --run-root)"
+    return text
+
+
+def _completed_text(paths: RunPaths, request: RunRequest) -> str:
+    records = folder.read_stage_records(paths)
+    lines = [f"run {paths.name} completed; a continue of a completed run redoes nothing, so it is refused."]
+    if records:
+        lines.append("Redo from one of its recorded stages with --from-stage:")
+        width = max(len(name) for name in records)
+        for name, record in records.items():
+            if isinstance(record, RecordError):
+                lines.append(f"  {name:<{width}}  its record {record.path} {record.problem}")
+                continue
+            lines.append(f"  {name:<{width}}  {_ran_text(record)}")
+        first = next(iter(records))
+        lines.append(f"  e.g. {request.go_on(paths.id, from_stage=first)}")
+    return "\n".join(lines)
+
+
+def _ran_text(record: dict[str, Any]) -> str:
+    seconds = age(record.get("ended"))
+    ago = f", {format_duration(seconds)} ago" if seconds is not None else ""
+    return f"{record['outcome']} in attempt {record['attempt']}{ago}"

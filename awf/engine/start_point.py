@@ -1,0 +1,216 @@
+"""Where an attempt starts: the start point (--from-stage, or a redo a crash left unfinished), the
+look-ahead that finds what comes before it, the --values checked against it, and the `--plan`
+preview of all of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..record import folder
+from ..record.layout import RunPaths
+from . import attempt_agents, attempt_outcome
+from . import from_stage as from_stage_rules
+from .claim import Claimed, Run
+from .context import AttemptState, Context
+from .ending import Ending, repeated_stop_stage
+from .errors import Refusal
+from .observer import Silent
+from .plan import RedoMark, StagePlan
+from .request import RunRequest
+from .schema_text import type_text
+from .workflow import Workflow
+
+if TYPE_CHECKING:
+    from .lookahead import LookAhead
+
+
+@dataclass
+class Start:
+    """Where the attempt starts, and with what."""
+
+    records: dict[str, Any]  # the run's stage records
+    from_stage: str | None  # the start point: --from-stage, or a redo an interrupted attempt left
+    values: dict[str, Any] | None  # --values, as read; None when not given
+    mark: RedoMark | None = None  # a redo that a run with events keeps across its attempts
+    look: LookAhead | None = None  # what the look-ahead found, when it ran
+    preset: Ending | None = None  # the stop the look-ahead already knows the attempt ends with
+
+
+@dataclass
+class Preview:
+    """What a continue would do (`--plan`), found by the look-ahead; nothing ran."""
+
+    name: str
+    attempt: int
+    look: LookAhead
+    from_stage: str | None
+    go_on: str
+    records: dict[str, Any]
+    preset: Ending | None = None  # the stop the look-ahead already knows the attempt ends with
+
+    @property
+    def would_stop(self) -> bool:
+        look = self.look
+        return bool(look.halt or look.stop or look.needs or look.value_problems or (look.returned and self.from_stage))
+
+    @property
+    def exit_code(self) -> int:
+        return 3 if self.would_stop else 0
+
+
+def find_start(
+    request: RunRequest, workflow: Workflow[Any], run: Run, records: dict[str, Any], values: dict[str, Any] | None
+) -> Start:
+    """Where the attempt starts; looked ahead to when it starts part-way or only previews. Raises
+    Refusal for a --from-stage the workflow does not reach, or a --values file that cannot be used."""
+    if workflow.events:
+        from . import attempt_events  # deferred, here and below: only a run with events needs it
+
+        mark, from_stage = attempt_events.redo_mark(run.history, run.attempt, request.from_stage)
+    else:
+        mark, from_stage = None, request.from_stage or _inherited_from_stage(run.history)
+    start = Start(records, from_stage, values, mark)
+    if from_stage or request.preview:
+        start.look = look = _look_ahead(workflow, run, start, request.preview)
+        _refuse_start(request, run.paths, records, look)
+        start.preset = _check_look_ahead(request, run.paths, look, start)
+    return start
+
+
+def _refuse_start(request: RunRequest, paths: RunPaths, records: dict[str, Any], look: LookAhead) -> None:
+    """Refuse a --from-stage the workflow returns without reaching, or one it would park before."""
+    if request.from_stage and look.returned:
+        refusal = from_stage_rules.unknown_refusal(request.from_stage, records, [s.name for s in look.seen])
+        if refusal:
+            raise Refusal(refusal)
+    if request.from_stage and look.parks_before_start and not look.needs:
+        from . import attempt_events
+
+        raise Refusal(attempt_events.park_refusal(paths, request, look))
+
+
+def preview(request: RunRequest, run: Run, claimed: Claimed | None, start: Start) -> Preview:
+    """What the attempt would do (`--plan`): refused as the attempt would be, beside agents a crash
+    left running."""
+    assert start.look is not None
+    if claimed is not None:
+        left = attempt_agents.left_running(run.paths, run.history)
+        if left and not (request.end_leftovers or request.ignore_leftovers):
+            raise Refusal(attempt_agents.leftovers_refusal(run.paths, left))
+    go_on = _preview_go_on(request, run.paths.id, start.look, start.from_stage, start.preset, run.history)
+    return Preview(run.paths.name, run.attempt, start.look, start.from_stage, go_on, start.records, start.preset)
+
+
+def _inherited_from_stage(history: folder.History | None) -> str | None:
+    """A crash during a --from-stage redo leaves that redo to the next continue."""
+    last = history.last if history else None
+    if last is None or last.end is not None or last.is_live():
+        return None
+    from_stage = last.flags.get("from_stage")
+    if not from_stage:
+        return None
+    if last.start_point is not None and last.open_stage != from_stage:
+        return None  # it got past the stage it redid; a plain continue picks up after it
+    return str(from_stage)
+
+
+def _look_ahead(workflow: Workflow[Any], run: Run, start: Start, preview: bool) -> LookAhead:
+    """Run the workflow with every stage before the start point reused or stood in for, no work done."""
+    from .lookahead import LookAhead, look_ahead  # deferred: only --from-stage and --plan look ahead
+
+    plan = StagePlan(
+        start.records,
+        workflow.version,
+        start.from_stage,
+        dict(start.values or {}),
+        events=bool(workflow.events),
+        redo=start.mark,
+    )
+    state = AttemptState(
+        paths=run.paths,
+        attempt=run.attempt,
+        plan=plan,
+        observer=Silent(),
+        workflow_version=workflow.version,
+        schema_base=workflow.base_dir,
+    )
+    # A preview of a run with events looks past the start point too, for where the attempt would park.
+    state.look_ahead = LookAhead(beyond_start=preview and bool(workflow.events))
+    if workflow.events:
+        from . import attempt_events
+
+        attempt_events.attach(state, workflow, run.history)
+    context = Context(state, run_id=run.paths.id, workflow=workflow.name, cwd=run.cwd)
+    return look_ahead(workflow, context, run.args, run.cwd)
+
+
+def _check_look_ahead(request: RunRequest, paths: RunPaths, look: LookAhead, start: Start) -> Ending | None:
+    """Refuse a --values file with problems; stop at once when values are needed and not given."""
+    from_stage, values, records = start.from_stage, start.values, start.records
+    if values is not None:
+        known = {seen.name for seen in look.seen}
+        problems = list(look.value_problems)
+        for name in values:
+            if name not in known:
+                before = ", ".join(seen.name for seen in look.seen) or "none"
+                problems.append(
+                    f"stage {name} is not a stage before --from-stage {from_stage} (the stages before it: {before})"
+                )
+        missing = [seen for seen in look.needs if seen.name not in values]
+        for seen in missing:
+            problems.append(f"stage {seen.name} has no value: give {seen.name}: {type_text(seen.json_schema)}")
+        if problems:
+            listed = "\n".join(f"  {problem}" for problem in problems)
+            raise Refusal(f"--values {request.values_file} cannot be used; nothing was recorded:\n{listed}")
+        return None
+    if look.returned and from_stage and look.needs:
+        # A renamed stage hides here: say what was never reached rather than ask for values.
+        missed = from_stage_rules.never_reached(from_stage, records, [seen.name for seen in look.seen])
+        return Ending(
+            attempt_outcome.STOPPED,
+            attempt_outcome.exit_code(attempt_outcome.STOPPED),
+            {},
+            reason=missed.reason,
+            go_on=request.go_on(paths.id, from_stage=missed.redo) if missed.redo else None,
+            hints=missed.hints,
+        )
+    if not look.needs:
+        return None
+    needs = look.needs
+    lines = [f"to start at {from_stage}, give a value for each stage before it, in a JSON file by stage name:"]
+    lines += [f"  {seen.name}: {type_text(seen.json_schema)}" for seen in needs]
+    if look.ended or look.stop:
+        lines.append(f"  (the look-ahead could not see past: {look.ended or 'a stop: ' + str(look.stop)})")
+    ending = Ending(
+        attempt_outcome.STOPPED,
+        attempt_outcome.exit_code(attempt_outcome.STOPPED),
+        {},
+        stage=from_stage,
+        reason="\n".join(lines),
+        go_on=request.go_on(paths.id, from_stage=from_stage, values="values.json"),
+    )
+    ending.needs = {seen.name: seen.json_schema for seen in needs}
+    return ending
+
+
+def _preview_go_on(
+    request: RunRequest,
+    run_id: str,
+    look: LookAhead,
+    from_stage: str | None,
+    preset: Ending | None,
+    history: folder.History | None,
+) -> str:
+    """The command the attempt `--plan` previews would print, decided as that attempt decides it."""
+    if preset is not None:
+        return preset.go_on or ""
+    if not request.resume:
+        return ""
+    redo = None
+    if look.halt:
+        redo = look.halt[1].redo
+    elif look.stop is not None and look.seen:
+        repeated = repeated_stop_stage(look.seen[-1].name, [], history)
+        redo = repeated[0] if repeated else None
+    return request.go_on(run_id, from_stage=redo or from_stage)
