@@ -27,7 +27,7 @@ import re
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..record.files import write_atomic
 from . import usage_claude
@@ -53,7 +53,7 @@ PASSED = ("API_TIMEOUT_MS", "MAX_THINKING_TOKENS", "BASH_DEFAULT_TIMEOUT_MS", "B
 
 class ClaudeHarness(AgentCli):
     name = "claude"
-    capabilities = Capabilities(
+    capabilities: ClassVar[Capabilities] = Capabilities(
         sessions=True,
         answer_in_output=True,
         tokens=True,
@@ -67,19 +67,19 @@ class ClaudeHarness(AgentCli):
     variable = VARIABLE
     install = INSTALL
     tested_version = TESTED_VERSION
-    default_model = DEFAULT_MODEL
+    default_model: ClassVar[str | None] = DEFAULT_MODEL
     models = 'a model\'s name or alias ("sonnet", "opus", "claude-sonnet-4-5")'
-    efforts = EFFORTS
-    answer_hint = (
+    efforts: ClassVar[tuple[str, ...] | str] = EFFORTS
+    answer_hint: ClassVar[str | None] = (
         "In Claude Code, pass the answer as one argument: awf answer '<the answer>' (quote it for the shell). "
         "The permission awf gives you covers that form; a here-document or a pipe is refused."
     )
     # After `awf answer`, Claude Code writes its last words and the result line (tokens, cost).
-    answer_grace = 10.0
-    pane_answer_hint = answer_hint
+    answer_grace: ClassVar[float] = 10.0
+    pane_answer_hint: ClassVar[str | None] = answer_hint
     # In a pane, after `awf answer`, Claude Code writes its last words to its session file, which
     # ends the turn with its tokens.
-    pane_answer_grace = 10.0
+    pane_answer_grace: ClassVar[float] = 10.0
 
     def options_problem(self, runtime: dict[str, Any]) -> str | None:
         mode = runtime.get("permission_mode")
@@ -203,11 +203,11 @@ class _Finished:
 
     def __init__(self, session: Session, message: Message, file: Path) -> None:
         self.file = file
-        self.offset = _size(file)
+        self.offset: int = _size(file)
         if session.data.get("pane_turn") != message.turn:
             session.data["pane_turn"], session.data["pane_turn_offset"] = message.turn, self.offset
         self.turn_offset: int = session.data["pane_turn_offset"]
-        self.model = session.model
+        self.model: str | None = session.model
 
     def __call__(self) -> Stopped | None:
         try:

@@ -36,7 +36,7 @@ import time
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from . import usage_codex
 from .harness import Capabilities, Message, PaneProgram, Session, Stopped
@@ -67,7 +67,7 @@ _THREAD_ID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 
 class CodexHarness(AgentCli):
     name = "codex"
-    capabilities = Capabilities(
+    capabilities: ClassVar[Capabilities] = Capabilities(
         sessions=True,
         answer_in_output=True,
         tokens=True,
@@ -81,13 +81,13 @@ class CodexHarness(AgentCli):
     variable = VARIABLE
     install = INSTALL
     tested_version = TESTED_VERSION
-    default_model = DEFAULT_MODEL
+    default_model: ClassVar[str | None] = DEFAULT_MODEL
     models = "a model's name (\"gpt-5.5\"), or null for codex's own default"
-    efforts = 'a reasoning effort ("low", "medium", "high")'
+    efforts: ClassVar[tuple[str, ...] | str] = 'a reasoning effort ("low", "medium", "high")'
     # After `awf answer`, codex writes its last message and turn.completed (the tokens); in a pane,
     # task_complete in its session file.
-    answer_grace = 10.0
-    pane_answer_grace = 10.0
+    answer_grace: ClassVar[float] = 10.0
+    pane_answer_grace: ClassVar[float] = 10.0
 
     def options_problem(self, runtime: dict[str, Any]) -> str | None:
         sandbox = runtime.get("sandbox", DEFAULT_SANDBOX)
@@ -335,7 +335,7 @@ class _Rollout:
         self.home = home
         self.thread = thread
         path = self._find()
-        self.lines = JsonLines(path, path.stat().st_size) if path is not None else None
+        self.lines: JsonLines | None = JsonLines(path, path.stat().st_size) if path is not None else None
 
     def _find(self) -> Path | None:
         return usage_codex.session_file({"CODEX_HOME": str(self.home)}, self.thread)

@@ -24,7 +24,7 @@ import shlex
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..record.files import write_atomic
 from .harness import Capabilities, Harness, Message, PaneProgram, Session, Stopped
@@ -40,7 +40,7 @@ def command_of(runtime: dict[str, Any]) -> list[str]:
 
 class ExecHarness(Harness):
     name = "exec"
-    capabilities = Capabilities(
+    capabilities: ClassVar[Capabilities] = Capabilities(
         sessions=False,
         answer_in_output=True,
         tokens=False,
@@ -50,7 +50,7 @@ class ExecHarness(Harness):
         pane_finish=False,
         sandbox_login=False,
     )
-    answer_hint = "You may instead print the answer as the last thing on your standard output."
+    answer_hint: ClassVar[str | None] = "You may instead print the answer as the last thing on your standard output."
 
     def spec_problem(self, runtime: dict[str, Any]) -> str | None:
         command = runtime.get("command")

@@ -87,8 +87,8 @@ class JsonLines:
 
     def __init__(self, path: Path, offset: int = 0) -> None:
         self.path = path
-        self.offset = offset
-        self.pending = b""
+        self.offset: int = offset
+        self.pending: bytes = b""
         self.raw: list[str] = []
 
     def read(self) -> list[dict[str, Any]]:

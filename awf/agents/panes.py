@@ -84,13 +84,13 @@ class PaneHarness(Harness):
 
     def __init__(self, inner: Harness) -> None:
         self.inner = inner
-        self.name = inner.name  # type: ignore[misc]  # reasons name the harness the workflow asked for
+        self.name: str = inner.name  # type: ignore[misc]  # reasons name the harness the workflow asked for
         # What the program prints is on its screen, never taken as its answer: the inner harness's
         # hint for its headless agent may not hold here.
-        self.answer_hint = inner.pane_answer_hint  # type: ignore[misc]
+        self.answer_hint: str | None = inner.pane_answer_hint  # type: ignore[misc]
         # The program stays for the next turn: once it answered, wait only where its harness can
         # tell when it finished (and what it used).
-        self.answer_grace = inner.pane_answer_grace  # type: ignore[misc]
+        self.answer_grace: float = inner.pane_answer_grace  # type: ignore[misc]
 
     def spec_problem(self, runtime: dict[str, Any]) -> str | None:
         if type(self.inner).pane_command is Harness.pane_command:

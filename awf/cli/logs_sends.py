@@ -38,7 +38,7 @@ class Sends:
 
     def __init__(self, paths: RunPaths, *, after_offset: int = -1, not_before: float | None = None) -> None:
         self.paths = paths
-        self.printed = after_offset  # the offset of the last send printed (or skipped by --after)
+        self.printed: int = after_offset  # the offset of the last send printed (or skipped by --after)
         self.not_before = not_before
         self.waiting: list[Line] = []
         self.read()

@@ -50,7 +50,7 @@ class AttemptState:
     ) -> None:
         self.paths = paths
         # The log's progress lines (stage-reused, wf.log), through one descriptor; closed with the attempt.
-        self.progress = entries.ProgressLog(paths.log)
+        self.progress: entries.ProgressLog = entries.ProgressLog(paths.log)
         self.attempt = attempt
         self.plan = plan
         plan.stages_dir = paths.stages
@@ -108,7 +108,7 @@ class Context:
     def __init__(self, state: AttemptState, *, run_id: str, workflow: str, cwd: Path) -> None:
         self._state = state
         self.run_id = run_id
-        self.attempt = state.attempt
+        self.attempt: int = state.attempt
         self.workflow = workflow
         self.cwd = cwd
 

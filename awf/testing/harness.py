@@ -15,7 +15,7 @@ import asyncio
 import json
 import threading
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from ..agents import answering
 from ..agents.channel import read_turn, settle
@@ -33,8 +33,8 @@ class Watch(Silent):
 
     def __init__(self, stall: float) -> None:
         self.stall = stall
-        self.last = time.monotonic()
-        self.attempt = 0
+        self.last: float = time.monotonic()
+        self.attempt: int = 0
         self.stage: str | None = None
         self.turns: dict[tuple[str, int], tuple[str | None, str]] = {}  # in flight: stage, label
         self.notices: list[str] = []
@@ -134,7 +134,7 @@ class ScriptedHarness(Harness):
     """Answers each turn as the test's scripts say."""
 
     name = "scripted"
-    answer_grace = 0.0
+    answer_grace: ClassVar[float] = 0.0
 
     def __init__(self, book: ScriptBook, watch: Watch) -> None:
         self.book = book

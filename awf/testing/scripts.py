@@ -152,7 +152,7 @@ def _reason(reason: Any, kind: str) -> str:
     return reason
 
 
-reply = _Replies()
+reply: _Replies = _Replies()
 
 Script = Reply | Sequence[Reply]
 _GLOB = set("*?[")
