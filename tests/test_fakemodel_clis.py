@@ -217,7 +217,7 @@ def test_claude_refuses_an_unknown_option(tmp_path: Path, work: Path) -> None:
 # -- codex --------------------------------------------------------------------------------------
 
 
-def codex(
+def codex(  # noqa: PLR0913 — each keyword is an option of the codex command line the test runs
     model_url: str,
     tmp_path: Path,
     work: Path,

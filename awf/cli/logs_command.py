@@ -109,7 +109,7 @@ class Printer:
             raise SystemExit(0) from None  # the reader went away (a closed pipe): nothing more to say
 
 
-def logs_command(
+def logs_command(  # noqa: PLR0913 — a command's function takes its options one by one, as app.py hands them over
     *,
     target: str,
     attempt: int | None,
@@ -132,40 +132,72 @@ def logs_command(
         raise TargetError(
             f"run {paths.name} has no attempt {attempt}: it has {_attempts(summary.attempts)}", ExitCode.NO_SUCH_RUN
         )
-    printer = Printer(json_out)
     filters = Filters(attempt, stage, agent)
     start, since, sends = _where_to_start(paths, after, filters)
-    skip_start = after is not None and since is None
-    crashed: list[Attempt] = []
+    reading = _Reading(start, after is not None and since is None, since, filters, Printer(json_out), sends)
     if follow and summary.status == "running":
-        _follow(paths, summary, start, skip_start, since, filters, printer, sends)
-    else:
-        history = read_history(paths)
-        # Each crash is told where it happened: after its attempt's last line, before the next attempt.
-        crashed = [a for a in history.attempts if a.end is None and not a.is_live()]
-        if after is not None:
-            crashed = crashed[-1:] if crashed and crashed[-1] is history.last else []
-        crashed = [a for a in crashed if attempt is None or a.number == attempt]
-        for line in read_lines(paths.log, start=start):
-            if line.kind == "attempt-start":
-                while crashed and crashed[0].number < line.entry["attempt"]:
-                    printer.interrupted(paths, history, crashed.pop(0))
-            if (not skip_start or line.offset != start) and _shown(line, since, filters):
-                for sent in sends.before(line.entry) if sends else []:
-                    printer.send(sent)
-                printer.entry(line)
-    if sends is not None:
-        sends.read()
-        for sent in sends.rest():
-            printer.send(sent)
-    if follow and summary.status == "running":
+        _follow(paths, summary, reading)
+        reading.sends_so_far()
         history = read_history(paths)  # as it is now the attempt followed has ended, or its process
         last = history.last
+        crashed: list[Attempt] = []
         if attempt in (None, summary.attempts) and last is not None and last.end is None and not last.is_live():
             crashed = [last]
+    else:
+        history = read_history(paths)
+        crashed = _print_all(paths, history, reading, after is not None)
+        reading.sends_so_far()
     for rest in crashed:
-        printer.interrupted(paths, history, rest)
+        reading.printer.interrupted(paths, history, rest)
     return ExitCode.READ_OK
+
+
+@dataclass
+class _Reading:
+    """What awf logs prints, from where: the offset it reads from (that entry skipped with --after
+    its cursor), the time entries must be after (--after a send's cursor), the filters, the sends
+    to put among the entries, and the printer."""
+
+    start: int
+    skip_start: bool
+    since: float | None
+    filters: Filters
+    printer: Printer
+    sends: Sends | None
+
+    def skipped(self, line: Line) -> bool:
+        return self.skip_start and line.offset == self.start
+
+    def show(self, line: Line) -> None:
+        """The entry, if the filters keep it, after the sends that came before it."""
+        if _shown(line, self.since, self.filters):
+            for sent in self.sends.before(line.entry) if self.sends else []:
+                self.printer.send(sent)
+            self.printer.entry(line)
+
+    def sends_so_far(self) -> None:
+        """The sends not yet printed, read again for those that came meanwhile."""
+        if self.sends is not None:
+            self.sends.read()
+            for sent in self.sends.rest():
+                self.printer.send(sent)
+
+
+def _print_all(paths: RunPaths, history: History, reading: _Reading, after: bool) -> list[Attempt]:
+    """Print the entries from the start, each interrupted attempt told where it happened: after its
+    attempt's last line, before the next attempt. Returns those left to tell at the end."""
+    attempt = reading.filters.attempt
+    crashed = [a for a in history.attempts if a.end is None and not a.is_live()]
+    if after:
+        crashed = crashed[-1:] if crashed and crashed[-1] is history.last else []
+    crashed = [a for a in crashed if attempt is None or a.number == attempt]
+    for line in read_lines(paths.log, start=reading.start):
+        if line.kind == "attempt-start":
+            while crashed and crashed[0].number < line.entry["attempt"]:
+                reading.printer.interrupted(paths, history, crashed.pop(0))
+        if not reading.skipped(line):
+            reading.show(line)
+    return crashed
 
 
 def _attempts(count: int) -> str:
@@ -238,38 +270,23 @@ def _cursor(paths: RunPaths, text: str) -> int:
     return cursor
 
 
-def _follow(
-    paths: RunPaths,
-    summary: RunSummary,
-    start: int,
-    skip_first: bool,
-    since: float | None,
-    filters: Filters,
-    printer: Printer,
-    sends: Sends | None,
-) -> None:
+def _follow(paths: RunPaths, summary: RunSummary, reading: _Reading) -> None:
     """Print as the run writes, and each event sent to it as it comes, until the attempt that is
     running now ends (or its process does)."""
     from ..view.follow import GONE, Follower
 
     live = summary.attempts
-    with Follower(paths.dir, paths.log, start) as follower:
+    with Follower(paths.dir, paths.log, reading.start) as follower:
         follower.watch_process(summary.pid or 0, summary.process_start)
         gone = False
         while True:
             for line in follower.new_lines():
-                if skip_first and line.offset == start:
+                if reading.skipped(line):
                     continue
-                if _shown(line, since, filters):
-                    for sent in sends.before(line.entry) if sends else []:
-                        printer.send(sent)
-                    printer.entry(line)
+                reading.show(line)
                 if line.kind == "attempt-end" and line.entry.get("attempt") == live:
                     return
-            if sends is not None:
-                sends.read()
-                for sent in sends.rest():
-                    printer.send(sent)
+            reading.sends_so_far()
             if gone:
                 return  # ended with no ending: the caller says it was interrupted
             gone = follower.wait() == GONE

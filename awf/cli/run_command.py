@@ -17,7 +17,7 @@ from ..view.live import choose_view
 from . import output
 
 
-def run_command(
+def run_command(  # noqa: PLR0913 — a command's function takes its options one by one, as app.py hands them over
     *,
     file: str,
     run_id: str | None,

@@ -20,7 +20,7 @@ from .run_target import Where, find_run
 NOT_QUEUED = ExitCode.REFUSED
 
 
-def send_command(
+def send_command(  # noqa: PLR0913 — a command's function takes its options one by one, as app.py hands them over
     *,
     target: str,
     name: str,

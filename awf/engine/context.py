@@ -424,7 +424,7 @@ class Context:
             return None, None, f"stage {name} returned a value that does not fit its result: {problem}"
         return plain, handed, None
 
-    def _record(
+    def _record(  # noqa: PLR0913 — a stage record's fields, each given by name
         self,
         name: str,
         outcome: str,

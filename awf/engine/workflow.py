@@ -85,7 +85,7 @@ def version_key(version: str | None) -> tuple[int, int] | None:
     return (0, minor) if major == 0 else (major, 0)
 
 
-def workflow(
+def workflow(  # noqa: PLR0913 — the author API: each keyword is a setting of @awf.workflow
     *,
     name: str,
     description: str = "",

@@ -179,15 +179,7 @@ def read_history(paths: RunPaths, *, ended_stages: bool = True, problems: list[R
     passed over (see read_lines).
     """
     read = read_log(paths.log)
-    keep: Callable[[bytes], bool] | None = None
-    if not ended_stages:
-        ended = {line.entry["attempt"] for line in read.lines(frozenset({"attempt-end"})) if line.kind == "attempt-end"}
-
-        def of_open_attempt(raw: bytes) -> bool:
-            head = _STAGE_LINE.match(raw)
-            return head is None or int(head.group(1)) not in ended
-
-        keep = of_open_attempt
+    keep = None if ended_stages else _of_open_attempts(read)
     run: dict[str, Any] | None = None
     attempts: dict[int, Attempt] = {}
     queued: dict[str, Any] | None = None
@@ -205,18 +197,34 @@ def read_history(paths: RunPaths, *, ended_stages: bool = True, problems: list[R
             if queued is not None and (item.get("placed") or {}).get("token") == queued.get("token"):
                 queued = None  # the placed attempt began
         elif item.get("attempt") in attempts:
-            attempt = attempts[item["attempt"]]
-            if kind == "attempt-end":
-                attempt.end = item
-            elif kind == "stage-start":
-                attempt.stages_started.append(item["stage"])
-            elif kind == "stage":
-                attempt.stages_recorded.append(item["stage"])
-            elif kind == "start-point":
-                attempt.start_point = item
+            _add_to(attempts[item["attempt"]], item)
     if run is None:
         raise RecordError(paths.log, "has no 'run' line: it is not the log of a run")
     return History(run, [attempts[n] for n in sorted(attempts)], queued, read)
+
+
+def _of_open_attempts(read: LogRead) -> Callable[[bytes], bool]:
+    """Which raw lines to read: all but the stage lines of attempts that have an ending."""
+    ended = {line.entry["attempt"] for line in read.lines(frozenset({"attempt-end"})) if line.kind == "attempt-end"}
+
+    def of_open_attempt(raw: bytes) -> bool:
+        head = _STAGE_LINE.match(raw)
+        return head is None or int(head.group(1)) not in ended
+
+    return of_open_attempt
+
+
+def _add_to(attempt: Attempt, item: dict[str, Any]) -> None:
+    """An attempt's ending, stage or start point, as its line in the log says."""
+    kind = item["kind"]
+    if kind == "attempt-end":
+        attempt.end = item
+    elif kind == "stage-start":
+        attempt.stages_started.append(item["stage"])
+    elif kind == "stage":
+        attempt.stages_recorded.append(item["stage"])
+    elif kind == "start-point":
+        attempt.start_point = item
 
 
 class AttemptClaim:

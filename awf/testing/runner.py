@@ -35,7 +35,7 @@ V = TypeVar("V")
 STALL = 10.0  # seconds with nothing started or ended before a test's run counts as stalled
 
 
-def run_workflow(
+def run_workflow(  # noqa: PLR0913 — the author API: each keyword is an option of the test run
     workflow: Workflow[V],
     *,
     args: Mapping[str, Any] | None = None,
@@ -74,7 +74,7 @@ def run_workflow(
     return run
 
 
-def run_twice(
+def run_twice(  # noqa: PLR0913 — the author API: each keyword is an option of the test run
     workflow: Workflow[V],
     *,
     args: Mapping[str, Any] | None = None,
@@ -154,7 +154,7 @@ def _run_cwd(run_dir: Path) -> Path:
     raise Failure(f"{run_dir}/run.jsonl has no run line")
 
 
-def _attempt(
+def _attempt(  # noqa: PLR0913 — the options of run_workflow and run_twice, passed on
     workflow: Workflow[Any],
     book: ScriptBook,
     *,
