@@ -113,6 +113,34 @@ class RunDetail:
         return waiting.crash_looping(in_a_row)
 
 
+class _LogRead:
+    """What one read of run.jsonl tells of a run beyond its history: the lines its cost is summed
+    from, the events its waits took, what tells which records a redo left stale, and each stage's
+    last record in the log with the summary a continue made of its value since."""
+
+    def __init__(self, paths: RunPaths) -> None:
+        self.cost_entries: list[dict[str, Any]] = []
+        self.taken: set[str] = set()
+        self.redo_lines: list[dict[str, Any]] = []
+        self.logged: dict[str, dict[str, Any]] = {}
+        self.shown: dict[str, str | None] = {}
+        for line in read_lines(paths.log, problems=[]):
+            self._take(line.kind, line.entry)
+
+    def _take(self, kind: str, entry: dict[str, Any]) -> None:
+        if kind in ("turn", "usage"):
+            self.cost_entries.append(entry)
+        elif kind == "stage":
+            self.logged[entry["stage"]] = entry["record"]
+            self.shown.pop(entry["stage"], None)
+        elif kind == "stage-reused" and "summary" in entry:
+            self.shown[entry["stage"]] = entry["summary"]
+        elif kind in ("take", "race"):
+            self.taken |= waiting.taken_ids([entry])
+        if kind in ("redo", "redo-reached", "stage-start", "stage-reused"):
+            self.redo_lines.append(entry)
+
+
 def read_detail(paths: RunPaths, here: Path | None = None) -> RunDetail:
     """Read one run whole. Raises FileNotFoundError when it has no log, RecordError when the log
     cannot be read at all. A damaged line of the log, an unreadable stage record, out.json or
@@ -120,35 +148,18 @@ def read_detail(paths: RunPaths, here: Path | None = None) -> RunDetail:
     unreadable: list[RecordError] = []
     history = read_history(paths, problems=unreadable)
     moved = paths.log.stat().st_mtime
-    cost_entries: list[dict[str, Any]] = []
-    taken: set[str] = set()
-    redo_lines: list[dict[str, Any]] = []  # what tells which records a redo left stale
-    logged: dict[str, dict[str, Any]] = {}  # the last record the log holds for each stage
-    shown: dict[str, str | None] = {}  # and the summary a continue made of its value since
-    for line in read_lines(paths.log, problems=[]):
-        kind = line.kind
-        if kind in ("turn", "usage"):
-            cost_entries.append(line.entry)
-        elif kind == "stage":
-            logged[line.entry["stage"]] = line.entry["record"]
-            shown.pop(line.entry["stage"], None)
-        elif kind == "stage-reused" and "summary" in line.entry:
-            shown[line.entry["stage"]] = line.entry["summary"]
-        elif kind in ("take", "race"):
-            taken |= waiting.taken_ids([line.entry])
-        if kind in ("redo", "redo-reached", "stage-start", "stage-reused"):
-            redo_lines.append(line.entry)
+    seen = _LogRead(paths)
     stages = read_stage_records(paths)
-    detail = RunDetail(paths, history, stages, turn_costs(cost_entries), moved, unreadable=unreadable)
+    detail = RunDetail(paths, history, stages, turn_costs(seen.cost_entries), moved, unreadable=unreadable)
     if "events" in history.run:
         try:
-            detail.queued = waiting.queued(paths, taken)
+            detail.queued = waiting.queued(paths, seen.taken)
         except RecordError as problem:
             unreadable.append(problem)
-        detail.stale = stale_stages(redo_lines, stages)
+        detail.stale = stale_stages(seen.redo_lines, stages)
     for name, record in stages.items():
-        if isinstance(record, dict) and name in logged and record != logged[name]:
-            detail.edited[name] = shown.get(name)
+        if isinstance(record, dict) and name in seen.logged and record != seen.logged[name]:
+            detail.edited[name] = seen.shown.get(name)
     for file, kind in ((paths.out, "out"), (paths.pid, "attempt-pid")):
         try:
             read_json_file(file, kind)

@@ -90,26 +90,35 @@ def preview_text(preview: Preview) -> str:
     if look.stop:
         lines.append(f"  ■ a stop between stages: {look.stop}")
     if look.returned:
-        if preview.from_stage:
-            lines.append(f"  ■ the workflow returns without reaching --from-stage {preview.from_stage}")
-            if preview.preset and preview.preset.reason:
-                lines.append(f"    {preview.preset.reason}")
-        else:
-            lines.append("  ✓ the workflow returns: every stage it enters would be reused")
+        lines += _returned_lines(preview)
     if look.completes:
         lines.append("  ✓ the workflow returns")
     if look.ended:
         lines.append(f"  … the look-ahead stops here: {look.ended}")
-    if preview.would_stop:
-        lines.append("would stop (exit 3)")
-    elif look.park is not None:
-        lines.append(f"would park (exit 0), {Park(look.park).text}")
-    else:
-        lines.append("would run")
+    lines.append(_would(preview))
     if preview.go_on:
         lines.append(f"go on: {preview.go_on}")
     lines += [f"note: {hint}" for hint in (preview.preset.hints if preview.preset else [])]
     return "\n".join(lines)
+
+
+def _returned_lines(preview: Preview) -> list[str]:
+    """What the preview says of a workflow that would return before it ran a stage."""
+    if not preview.from_stage:
+        return ["  ✓ the workflow returns: every stage it enters would be reused"]
+    lines = [f"  ■ the workflow returns without reaching --from-stage {preview.from_stage}"]
+    if preview.preset and preview.preset.reason:
+        lines.append(f"    {preview.preset.reason}")
+    return lines
+
+
+def _would(preview: Preview) -> str:
+    """What the attempt would come to: stop, park or run."""
+    if preview.would_stop:
+        return "would stop (exit 3)"
+    if preview.look.park is not None:
+        return f"would park (exit 0), {Park(preview.look.park).text}"
+    return "would run"
 
 
 def _stage_line(seen: Seen, width: int) -> str:
