@@ -32,7 +32,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..record.files import write_atomic
 from . import usage_gemini
@@ -57,7 +57,7 @@ _INPUT_BOX = re.compile(r"Type your message", re.I)
 
 class GeminiHarness(AgentCli):
     name = "gemini"
-    capabilities = Capabilities(
+    capabilities: ClassVar[Capabilities] = Capabilities(
         sessions=True,
         answer_in_output=True,
         tokens=True,
@@ -71,18 +71,18 @@ class GeminiHarness(AgentCli):
     variable = VARIABLE
     install = INSTALL
     tested_version = TESTED_VERSION
-    default_model = None  # Gemini CLI's own: its router picks a model for each prompt
+    default_model: ClassVar[str | None] = None  # Gemini CLI's own: its router picks a model for each prompt
     models = "a Gemini model's name (\"gemini-2.5-pro\"), or null for Gemini CLI's own"
-    efforts = ()
-    answer_hint = (
+    efforts: ClassVar[tuple[str, ...] | str] = ()
+    answer_hint: ClassVar[str | None] = (
         "In Gemini CLI, pass the answer as one argument to one command: awf answer '<the answer>' "
         "(quote it for the shell). Its policy lets the shell tool run that command and no other."
     )
-    pane_answer_hint = answer_hint
+    pane_answer_hint: ClassVar[str | None] = answer_hint
     # After `awf answer`, Gemini CLI sends the command's output to the model, writes its last words
     # and the result line (tokens): a node program that is slow on a loaded machine.
-    answer_grace = 30.0
-    pane_answer_grace = 30.0
+    answer_grace: ClassVar[float] = 30.0
+    pane_answer_grace: ClassVar[float] = 30.0
 
     def spec_problem(self, runtime: dict[str, Any]) -> str | None:
         if runtime.get("effort") is not None:
@@ -347,7 +347,7 @@ class _Finished:
         self.session = session
         self.message = message
         self.file = harness.session_file(session, message.env)
-        self.offset = _size(self.file)
+        self.offset: int = _size(self.file)
         if session.data.get("pane_turn") != message.turn:
             session.data["pane_turn"], session.data["pane_turn_offset"] = message.turn, self.offset
         self.turn_offset: int = session.data["pane_turn_offset"]
