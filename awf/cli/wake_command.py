@@ -35,7 +35,7 @@ def _wake_one(paths: RunPaths) -> int:
         output.result(f"woke {paths.name}: {woken.said()}")
         return 0
     if woken.state in ("busy", "waiting"):
-        waits = "stays parked: what it waits for has not come" if woken.state == "waiting" else woken.why
+        waits = "still waits: what it waits for has not come" if woken.state == "waiting" else woken.why
         output.error_line(f"{paths.name} {waits}; not woken")
         return 0
     output.error(woken.why if woken.state == "held-back" else f"{paths.name} cannot be woken: {woken.why}")
