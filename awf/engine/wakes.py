@@ -170,7 +170,7 @@ def wake(paths: RunPaths, *, force: bool = False, placement: Placement | None = 
         if seen.state != "ready":
             return seen
         attempt = history.last.number + 1 if history.last else 1
-        where = placement or placed_before(paths, history)
+        where = placement or placed_before(history)
         pid = _spawn_continue(paths, history, where)
         write_json(
             wake_pid_path(paths),
@@ -210,16 +210,14 @@ def every_run(root: Path) -> list[RunPaths]:
     return found
 
 
-def placed_before(paths: RunPaths, history: folder.History) -> Placement | None:
+def placed_before(history: folder.History) -> Placement | None:
     """Where the run's last attempt was placed (on Ray, with the resources of its `queued` line);
     None for an attempt that ran where it was started."""
-    from ..record.log import read_lines
-
     placed = (history.last.start.get("placed") if history.last else None) or {}
     if placed.get("on") != "ray":
         return None
     resources: dict[str, float] = {}
-    for line in read_lines(paths.log, kinds=frozenset({"queued"})):
+    for line in history.lines(frozenset({"queued"})):  # from the read the history was made of
         if line.entry.get("token") == placed.get("token"):
             resources = dict(line.entry.get("resources") or {})
     return Placement(None, resources)
