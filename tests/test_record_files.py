@@ -40,6 +40,27 @@ def test_a_torn_line_is_set_aside_as_text_before_the_next_append(tmp_path: Path)
     assert entries[1]["text"] == '{"half'
 
 
+def test_a_torn_line_longer_than_a_read_block_is_set_aside_whole(tmp_path: Path):
+    log = tmp_path / "run.jsonl"
+    append_line(log, line())
+    half = '{"text": "' + "x" * 200_000
+    with open(log, "a") as handle:
+        handle.write(half)
+    assert set_torn_tail_aside(log, line("torn"))
+    append_line(log, line(message="after"))
+    entries = read_entries(log)
+    assert [entry["kind"] for entry in entries] == ["log", "torn", "log"]
+    assert entries[1]["text"] == half
+
+
+def test_a_file_that_is_one_torn_line_is_set_aside_whole(tmp_path: Path):
+    log = tmp_path / "run.jsonl"
+    log.write_text('{"half')
+    assert set_torn_tail_aside(log, line("torn"))
+    assert [entry["text"] for entry in read_entries(log)] == ['{"half']
+    assert not set_torn_tail_aside(log, line("torn"))
+
+
 def test_a_line_that_is_not_json_anywhere_is_passed_over_as_a_torn_line_shown_with_its_text(tmp_path: Path):
     log = tmp_path / "run.jsonl"
     append_line(log, line())

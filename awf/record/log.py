@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from . import entries
 from .errors import RecordError
@@ -171,6 +171,26 @@ def read_entries(path: Path) -> list[dict[str, Any]]:
     return [line.entry for line in read_lines(path)]
 
 
+_BLOCK = 65536
+
+
+def _start_of_last_line(handle: BinaryIO, size: int) -> int | None:
+    """Where the file's unfinished last line starts (0 when it has no newline at all), or None
+    when it ends with a newline. Read back a block at a time: a half line can be longer than one."""
+    end = size
+    while end > 0:
+        start = max(0, end - _BLOCK)
+        handle.seek(start)
+        block = handle.read(end - start)
+        if end == size and block.endswith(b"\n"):
+            return None
+        cut = block.rfind(b"\n")
+        if cut >= 0:
+            return start + cut + 1
+        end = start
+    return 0
+
+
 def set_torn_tail_aside(path: Path, torn_line: entries.TornLine) -> bool:
     """If a crash left a half-written last line, move its bytes into a `torn` entry.
 
@@ -188,12 +208,9 @@ def set_torn_tail_aside(path: Path, torn_line: entries.TornLine) -> bool:
             size = os.fstat(fd).st_size
             if size == 0:
                 return False
-            handle.seek(max(0, size - 65536))
-            tail = handle.read()
-            if tail.endswith(b"\n"):
+            torn_start = _start_of_last_line(handle, size)
+            if torn_start is None:
                 return False
-            cut = tail.rfind(b"\n")
-            torn_start = size - len(tail) + cut + 1
             handle.seek(torn_start)
             torn = handle.read()
             try:
