@@ -9,7 +9,7 @@ from pathlib import Path
 from ..engine import attempt_outcome
 from ..engine.attempt import run_attempt
 from ..engine.durations import parse_duration
-from ..engine.ending import Ending
+from ..engine.ending import AttemptEnd
 from ..engine.errors import Refusal
 from ..engine.request import RunRequest
 from ..engine.start_point import Preview
@@ -113,7 +113,7 @@ def _check_placement(on: str | None, ray_address: str | None, ray_resources: str
         raise Refusal(f"{given} go only with --on ray")
 
 
-def _print_result(ending: Ending, json_out: bool) -> None:
+def _print_result(ending: AttemptEnd, json_out: bool) -> None:
     record = json.dumps(ending.out, ensure_ascii=False, indent=2)
     if json_out or ending.outcome != attempt_outcome.COMPLETED:
         if json_out:

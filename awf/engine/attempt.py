@@ -24,7 +24,7 @@ from . import from_stage as from_stage_rules
 from .claim import Claimed, Identity, claim_continue, create, new_identity, working_folder
 from .context import AttemptState, Context
 from .drive import Result, drive
-from .ending import Ending, decide, write_ending
+from .ending import AttemptEnd, decide, write_ending
 from .errors import Refusal
 from .interrupted import name_interrupted, settle_leftovers
 from .loader import load_workflow
@@ -37,7 +37,7 @@ from .values_file import read_values
 from .workflow import Workflow
 
 
-def run_attempt(request: RunRequest, observer: Observer) -> Ending | Preview:
+def run_attempt(request: RunRequest, observer: Observer) -> AttemptEnd | Preview:
     """Claim the run, run the workflow once, write its ending. Raises Refusal or LoadError.
 
     With `request.preview`, only look ahead and return what the attempt would do.
@@ -62,9 +62,9 @@ class _Attempt:
         self.workflow = workflow
         self.observer = observer
         self.claimed: Claimed | None = None
-        self.ending: Ending | Preview | None = None
+        self.ending: AttemptEnd | Preview | None = None
 
-    def run(self) -> Ending | Preview:
+    def run(self) -> AttemptEnd | Preview:
         request, workflow, observer = self.request, self.workflow, self.observer
         cwd = working_folder(request)
         root = run_root_for(cwd, request.run_root)
@@ -105,7 +105,7 @@ class _Attempt:
         if self.ending is None and not self.request.preview:
             folder.remove_pid(claimed.paths)  # refused after the claim: no attempt runs
         claimed.claim.release()
-        if isinstance(self.ending, Ending) and self.workflow.events:
+        if isinstance(self.ending, AttemptEnd) and self.workflow.events:
             # An event sent while this attempt worked found it live and did not wake the run.
             from . import wakes
 
@@ -114,7 +114,7 @@ class _Attempt:
 
 def _run_claimed(
     request: RunRequest, workflow: Workflow[Any], claimed: Claimed, observer: Observer, start: Start
-) -> Ending:
+) -> AttemptEnd:
     run = claimed.run
     started = time.time()
     deadline = started + request.timeout if request.timeout else None

@@ -1,4 +1,4 @@
-"""How an attempt ends: the Ending decided from how the workflow's run came out, and kept as
+"""How an attempt ends: the AttemptEnd decided from how the workflow's run came out, and kept as
 out.json and the attempt-end line with the closing facts (the stages, the cost, the report)."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .workflow import Workflow
 
 
 @dataclass
-class Ending:
+class AttemptEnd:
     """How an attempt ended: what the CLI prints and what out.json holds."""
 
     outcome: str
@@ -56,7 +56,7 @@ def decide(
     result: Result,
     history: folder.History | None,
     from_stage: str | None,
-) -> Ending:
+) -> AttemptEnd:
     """How the attempt ends, from how the workflow's run came out."""
     make = _Make(request, workflow, state, result.signal, from_stage)
     if result.signal:
@@ -69,7 +69,7 @@ def decide(
 
 
 class _Make:
-    """Makes the attempt's Ending of an outcome, with the command that goes on from it."""
+    """Makes the attempt's AttemptEnd of an outcome, with the command that goes on from it."""
 
     def __init__(
         self,
@@ -95,14 +95,14 @@ class _Make:
         detail: str | None = None,
         hints: list[str] | None = None,
         value: Any = None,
-    ) -> Ending:
+    ) -> AttemptEnd:
         state = self.state
         code = attempt_outcome.exit_code(outcome, self.signal_number)
         go_on = None
         if outcome != attempt_outcome.COMPLETED:
             redo = redo or (self.from_stage if not state.plan.reached else None)
             go_on = self.request.go_on(state.paths.id, from_stage=redo, max_cost=state.raise_budget)
-        return Ending(
+        return AttemptEnd(
             outcome,
             code,
             {},
@@ -117,7 +117,7 @@ class _Make:
         )
 
 
-def _returned(make: _Make, value: Any) -> Ending:
+def _returned(make: _Make, value: Any) -> AttemptEnd:
     """The ending of a workflow that returned: completed, unless it never reached its start point
     or swallowed a stop, or returned what out.json cannot hold."""
     state, from_stage, plan = make.state, make.from_stage, make.state.plan
@@ -143,7 +143,7 @@ def _returned(make: _Make, value: Any) -> Ending:
     return ending
 
 
-def _raised(make: _Make, error: BaseException, history: folder.History | None) -> Ending:
+def _raised(make: _Make, error: BaseException, history: folder.History | None) -> AttemptEnd:
     """The ending of a workflow that raised: parked, stopped, or failed, saying where and why."""
     if isinstance(error, Park):
         return _parked(make, error)
@@ -175,7 +175,7 @@ def _raised(make: _Make, error: BaseException, history: folder.History | None) -
 
 
 def write_ending(
-    request: RunRequest, workflow: Workflow[Any], state: AttemptState, ending: Ending, started: float, cwd: Path
+    request: RunRequest, workflow: Workflow[Any], state: AttemptState, ending: AttemptEnd, started: float, cwd: Path
 ) -> None:
     """The ending kept: the workflow's report, out.json and the attempt-end line. A file the record
     cannot take makes the ending failed, saying which file and why."""
@@ -218,7 +218,7 @@ def write_ending(
         ending.write_error = ending.write_error or error  # the run reads interrupted
 
 
-def _out(workflow: Workflow[Any], state: AttemptState, ending: Ending, started: float) -> file_kinds.OutRecord:
+def _out(workflow: Workflow[Any], state: AttemptState, ending: AttemptEnd, started: float) -> file_kinds.OutRecord:
     """What out.json holds of the ending: the closing facts a person and a script read."""
     paths = state.paths
     out = file_kinds.out_record(
@@ -245,7 +245,7 @@ def _out(workflow: Workflow[Any], state: AttemptState, ending: Ending, started: 
     return out
 
 
-def _report(workflow: Workflow[Any], ending: Ending, state: AttemptState, cwd: Path) -> Written:
+def _report(workflow: Workflow[Any], ending: AttemptEnd, state: AttemptState, cwd: Path) -> Written:
     """The workflow's report of this ending, run in the run's folder as the workflow was."""
     entered = tuple(
         StageEntered(
@@ -303,7 +303,7 @@ def _plain(value: Any) -> tuple[Any, str | None]:
     return plain, json_problem(plain)
 
 
-def _parked(make: _Make, park: Park) -> Ending:
+def _parked(make: _Make, park: Park) -> AttemptEnd:
     """The ending of a workflow that parked: what it waits for and how to wake it; a redo on its way
     to its start point stops instead."""
     state, from_stage = make.state, make.from_stage

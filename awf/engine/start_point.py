@@ -13,7 +13,7 @@ from . import attempt_agents, attempt_outcome
 from . import from_stage as from_stage_rules
 from .claim import Claimed, Run
 from .context import AttemptState, Context
-from .ending import Ending, repeated_stop_stage
+from .ending import AttemptEnd, repeated_stop_stage
 from .errors import Refusal
 from .observer import Silent
 from .plan import RedoMark, StagePlan
@@ -34,7 +34,7 @@ class Start:
     values: dict[str, Any] | None  # --values, as read; None when not given
     mark: RedoMark | None = None  # a redo that a run with events keeps across its attempts
     look: LookAhead | None = None  # what the look-ahead found, when it ran
-    preset: Ending | None = None  # the stop the look-ahead already knows the attempt ends with
+    preset: AttemptEnd | None = None  # the stop the look-ahead already knows the attempt ends with
 
 
 @dataclass
@@ -47,7 +47,7 @@ class Preview:
     from_stage: str | None
     go_on: str
     records: dict[str, Any]
-    preset: Ending | None = None  # the stop the look-ahead already knows the attempt ends with
+    preset: AttemptEnd | None = None  # the stop the look-ahead already knows the attempt ends with
 
     @property
     def would_stop(self) -> bool:
@@ -145,7 +145,7 @@ def _look_ahead(workflow: Workflow[Any], run: Run, start: Start, preview: bool) 
     return look_ahead(workflow, context, run.args, run.cwd)
 
 
-def _check_look_ahead(request: RunRequest, paths: RunPaths, look: LookAhead, start: Start) -> Ending | None:
+def _check_look_ahead(request: RunRequest, paths: RunPaths, look: LookAhead, start: Start) -> AttemptEnd | None:
     """Refuse a --values file with problems; stop at once when values are needed and not given."""
     from_stage, values, records = start.from_stage, start.values, start.records
     if values is not None:
@@ -167,7 +167,7 @@ def _check_look_ahead(request: RunRequest, paths: RunPaths, look: LookAhead, sta
     if look.returned and from_stage and look.needs:
         # A renamed stage hides here: say what was never reached rather than ask for values.
         missed = from_stage_rules.never_reached(from_stage, records, [seen.name for seen in look.seen])
-        return Ending(
+        return AttemptEnd(
             attempt_outcome.STOPPED,
             attempt_outcome.exit_code(attempt_outcome.STOPPED),
             {},
@@ -182,7 +182,7 @@ def _check_look_ahead(request: RunRequest, paths: RunPaths, look: LookAhead, sta
     lines += [f"  {seen.name}: {type_text(seen.json_schema)}" for seen in needs]
     if look.ended or look.stop:
         lines.append(f"  (the look-ahead could not see past: {look.ended or 'a stop: ' + str(look.stop)})")
-    ending = Ending(
+    ending = AttemptEnd(
         attempt_outcome.STOPPED,
         attempt_outcome.exit_code(attempt_outcome.STOPPED),
         {},
@@ -199,7 +199,7 @@ def _preview_go_on(
     run_id: str,
     look: LookAhead,
     from_stage: str | None,
-    preset: Ending | None,
+    preset: AttemptEnd | None,
     history: folder.History | None,
 ) -> str:
     """The command the attempt `--plan` previews would print, decided as that attempt decides it."""

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from ..agents.registry import routed_to
 from ..engine.attempt import run_attempt
 from ..engine.claim import generated_id
-from ..engine.ending import Ending
+from ..engine.ending import AttemptEnd
 from ..engine.errors import Refusal
 from ..engine.request import RunRequest
 from ..engine.workflow import Workflow
@@ -251,7 +251,7 @@ def _new_id(workflow: Workflow[Any], args: dict[str, Any]) -> str:
     return run_id
 
 
-def _run(request: RunRequest, book: ScriptBook, watch: Watch) -> Ending:
+def _run(request: RunRequest, book: ScriptBook, watch: Watch) -> AttemptEnd:
     """The attempt, with every agent scripted and a watch on stalls; the caller's signal handlers kept."""
     main = threading.current_thread() is threading.main_thread()
     handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
@@ -267,7 +267,7 @@ def _run(request: RunRequest, book: ScriptBook, watch: Watch) -> Ending:
         if main:
             for number, handler in handlers.items():
                 signal.signal(number, handler)
-    assert isinstance(ending, Ending)
+    assert isinstance(ending, AttemptEnd)
     return ending
 
 
