@@ -4,8 +4,8 @@ Three runs are made once by the real CLI: one that completed, one that stopped, 
 Each example puts them back, damages one file of one run (a truncation at any byte, a byte
 flipped, a line of run.jsonl duplicated, swapped or deleted, a value of the wrong type, a
 `version` from the future, an empty file, a folder where a file was, a file gone), then runs
-`awf runs`, `awf runs W/ID`, `awf logs W/ID`, `awf run … --continue --plan` and
-`awf run … --continue` in subprocesses. Each exits with a code its command documents and never
+`awf runs`, `awf runs W/ID`, `awf logs W/ID`, `awf run … --continue --plan`, `awf send W/ID ci
+--no-wake` and `awf run … --continue` in subprocesses. Each exits with a code its command documents and never
 with a traceback; a file that cannot be read is named in an `awf:` line; and a command that reads,
 or refuses, changes no file of the run root.
 
@@ -61,6 +61,8 @@ RUNS = {
 READERS = {0, 1, 3}
 PLAN = {0, 2, 3}
 CONTINUE = {0, 1, 2, 3}
+# `awf send`: 0 queued, 1 no such run, 2 refused (the run takes no such event now), 3 unreadable.
+SEND = {0, 1, 2, 3}
 
 
 @dataclass
@@ -297,6 +299,7 @@ def test_a_damaged_record_is_read_or_refused_with_a_documented_code_naming_the_f
     go_on = ["run", made.file, "--id", made.id, "--continue"]
 
     def check(argv: list[str], codes: set[int]) -> Result:
+        nonlocal before
         result = awf(argv, runs.work, env)
         said = f"{where}: awf {' '.join(argv)} exited {result.code}\n{result.stderr}"
         assert no_traceback(result) and result.code in codes, said
@@ -307,14 +310,17 @@ def test_a_damaged_record_is_read_or_refused_with_a_documented_code_naming_the_f
         # the closing block when it stops an attempt at the stage whose record it is.
         if says_unreadable(result.stderr) or (argv[0] != "run" and result.code == 3):
             assert str(damaged) in result.stderr, said
-        if argv[0] != "run" or "--plan" in argv or refused:
+        if (argv[0] not in ("run", "send") or "--plan" in argv or refused) or (argv[0] == "send" and result.code):
             assert not changed(before, snapshot(root)), f"{said}\nchanged: {changed(before, snapshot(root))}"
+        if argv[0] == "send" and result.code == 0:
+            before = snapshot(root)  # the event it queued is the run's from here on
         return result
 
     check(["runs"], READERS)
     read_as = {0: "read", 1: "no such run", 3: "unreadable"}[check(["runs", made.name], READERS).code]
     check(["logs", made.name], READERS)
     check([*go_on, "--plan"], PLAN)
+    check(["send", made.name, "ci", "--data", '{"pr": 1}', "--event-id", "fuzz-1", "--no-wake"], SEND)
     check(go_on, CONTINUE)
     others = {name: entry for name, entry in before.items() if not name.startswith(f"{made.workflow}/{made.id}/")}
     after = snapshot(root)
