@@ -1,4 +1,4 @@
-"""The Anthropic Messages API, streamed: a reply as the server-sent events Claude Code reads."""
+"""The Anthropic Messages API, streamed: a reply as the server-sent events Claude Code and pi read."""
 
 from __future__ import annotations
 
@@ -19,6 +19,10 @@ ERROR_TYPES = {
     500: "api_error",
     529: "overloaded_error",
 }
+
+
+# The shell tool of each CLI that speaks this API: Claude Code's, pi's.
+SHELL_TOOLS = {"Bash", "bash"}
 
 
 def error_body(code: int, message: str) -> dict[str, Any]:
@@ -61,7 +65,7 @@ def events(reply: Text | Shell | Tool, request: dict[str, Any]) -> Iterator[tupl
         yield from _text_block(index, text)
         index += 1
     if isinstance(reply, Shell):
-        yield from _tool_block(index, "Bash", {"command": reply.command, "description": "Run a command"})
+        yield from _tool_block(index, *_shell_call(request, reply.command))
     elif isinstance(reply, Tool):
         yield from _tool_block(index, reply.name, reply.input)
     stop = "end_turn" if isinstance(reply, Text) else "tool_use"
@@ -74,6 +78,18 @@ def events(reply: Text | Shell | Tool, request: dict[str, Any]) -> Iterator[tupl
         },
     )
     yield "message_stop", {"type": "message_stop"}
+
+
+def _shell_call(request: dict[str, Any], command: str) -> tuple[str, dict[str, Any]]:
+    """The call of the shell tool the request offers: Claude Code's `Bash` (which takes a
+    description too), or pi's `bash`."""
+    if "bash" in _tool_names(request):
+        return "bash", {"command": command}
+    return "Bash", {"command": command, "description": "Run a command"}
+
+
+def _tool_names(request: dict[str, Any]) -> set[str]:
+    return {str(tool.get("name")) for tool in request.get("tools") or [] if isinstance(tool, dict)}
 
 
 def _text_block(index: int, text: str) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -117,4 +133,4 @@ def _pieces(text: str, size: int = 40) -> list[str]:
 
 def is_conversation(request: dict[str, Any]) -> bool:
     """A turn of the agent's conversation (it offers the shell tool), not a side request such as a title."""
-    return any(tool.get("name") == "Bash" for tool in request.get("tools") or [])
+    return bool(_tool_names(request) & SHELL_TOOLS)
