@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from conftest import Project
 from fakemodel import FakeModel, Shell, Text
-from fakemodel.clis import CLAUDE, CODEX, GEMINI, base_env, claude_env, require
+from fakemodel.clis import CLAUDE, CODEX, GEMINI, PI, base_env, claude_env, require
 
-SETUPS = {setup.name: setup for setup in (CLAUDE, CODEX, GEMINI)}
+SETUPS = {setup.name: setup for setup in (CLAUDE, CODEX, GEMINI, PI)}
 
 PLAN_VALUE = {"branch": "fix/212", "steps": ["parse years before 1970"]}
 
@@ -238,6 +238,7 @@ def test_the_seeds_fix_issue_stops_without_a_review_and_a_continue_reruns_only_t
         ("claude.md", ["plan.py", "--id", "212", "--", "#212: dates before 1970 parse as null"], PLAN_VALUE),
         ("codex.md", ["review.py", "--id", "4be1c07", "--", "4be1c07"], {"approved": True, "findings": []}),
         ("gemini.md", ["triage.py", "--id", "212", "--", "#212"], {"severity": "high", "area": "dates"}),
+        ("pi.md", ["review.py", "--id", "4be1c07", "--", "4be1c07"], {"approved": True, "findings": []}),
     ],
 )
 def test_the_pages_example_runs_on_the_real_cli(

@@ -21,7 +21,16 @@ from typing import Any
 
 import pytest
 from fakemodel import FakeModel, Shell, Silence, Status, Text, Tool, Usage, unused_port
-from fakemodel.clis import base_env, claude_env, codex_config, codex_env, gemini_env, require, write_gemini_settings
+from fakemodel.clis import (
+    base_env,
+    claude_env,
+    codex_config,
+    codex_env,
+    gemini_env,
+    pi_env,
+    require,
+    write_gemini_settings,
+)
 
 
 @dataclass
@@ -391,7 +400,7 @@ def test_codex_gives_up_on_a_stream_gone_quiet(model: FakeModel, tmp_path: Path,
 # -- no other host ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["claude", "codex", "gemini"])
+@pytest.mark.parametrize("name", ["claude", "codex", "gemini", "pi"])
 def test_the_cli_reaches_no_host_but_the_fake_model(model: FakeModel, tmp_path: Path, work: Path, name: str) -> None:
     program = require(name)
     strace = shutil.which("strace")
@@ -413,6 +422,10 @@ def test_the_cli_reaches_no_host_but_the_fake_model(model: FakeModel, tmp_path: 
         )
         # No model named: its router's side request is made too.
         argv = [program, "-p", "", "-o", "stream-json", "--skip-trust", "--policy", str(policy)]
+    elif name == "pi":
+        # Its Anthropic provider at the fake model's address, a model it prices, offline.
+        env = {**base_env(), **pi_env(model.url, home)}
+        argv = [program, "-p", "--mode", "json", "--model", "claude-sonnet-4-5"]
     else:
         env = {**base_env(), **codex_env(home)}
         argv = [program, "exec", "--json", "--skip-git-repo-check", *codex_config(model.url), "-s", "workspace-write"]

@@ -55,12 +55,13 @@ def copy_private(source: Path, target: Path) -> None:
 
 
 def version_of(program: str) -> str | None:
-    """What `program --version` prints first, or None."""
+    """What `program --version` prints first (on stdout, or on stderr as pi does when stdout is not
+    a terminal), or None."""
     try:
         done = subprocess.run([program, "--version"], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError):
         return None
-    words = done.stdout.strip().split()
+    words = (done.stdout.strip() or done.stderr.strip()).split()
     return next((word for word in words if word[:1].isdigit()), None)
 
 

@@ -42,6 +42,8 @@ _FOREIGN = (
     "GOOGLE_CLOUD_PROJECT",
     "GEMINI_CLI_HOME",
     "GEMINI_MODEL",
+    "PI_CODING_AGENT_DIR",
+    "PI_CODING_AGENT_SESSION_DIR",
     "GITHUB_SHA",  # makes Gemini CLI strip every variable but its own from the commands it runs
 )
 
@@ -149,6 +151,29 @@ def write_gemini_settings(home: Path, *, attempts: int = 2) -> None:
     (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
 
 
+def pi_env(url: str, home: Path, *, timeout_ms: int = 20000) -> dict[str, str]:
+    """Settings that send pi to the fake model at `url` (its Anthropic provider, given that base URL in
+    models.json), with its folder, settings and sessions under `home` (HOME too: pi reads skills
+    and context files from there). Offline: no update check, no install ping, no download of the
+    search tools its terminal UI would fetch. One retry of a failed call, and a request that gets
+    no answer gives up after `timeout_ms`."""
+    agent = home / ".pi" / "agent"
+    agent.mkdir(parents=True, exist_ok=True)
+    (agent / "models.json").write_text(json.dumps({"providers": {"anthropic": {"baseUrl": url}}}))
+    settings = {
+        "enableInstallTelemetry": False,
+        "retry": {"maxRetries": 1, "provider": {"timeoutMs": timeout_ms, "maxRetries": 1}},
+    }
+    (agent / "settings.json").write_text(json.dumps(settings))
+    return {
+        "HOME": str(home),
+        "PI_CODING_AGENT_DIR": str(agent),
+        "ANTHROPIC_API_KEY": FAKE_KEY,
+        "PI_OFFLINE": "1",
+        "PI_TELEMETRY": "0",
+    }
+
+
 @dataclass(frozen=True)
 class CliSetup:
     """How the tests point one harness's real CLI at the fake model, headless and in a pane."""
@@ -208,6 +233,14 @@ class GeminiSetup(CliSetup):
         """Nothing: the API key is its login, and awf trusts the folder for it (--skip-trust)."""
 
 
+class PiSetup(CliSetup):
+    def env(self, url: str, home: Path, *, patient: bool = False) -> dict[str, str]:
+        return pi_env(url, home, timeout_ms=600000 if patient else 20000)
+
+    def first_start(self, home: Path, cwd: Path) -> None:
+        """Nothing: pi asks nothing on a first start (it trusts any folder, and the key is its login)."""
+
+
 # A model genai-prices knows: a turn's cost read from its session file is priced by it.
 CLAUDE = ClaudeSetup("claude", runtime={"model": "claude-sonnet-4-5"})
 # Codex reconnects forever to a model it cannot reach; awf ends it after reconnect_limit seconds.
@@ -215,3 +248,5 @@ CODEX = CodexSetup("codex", runtime={"reconnect_limit": 3})
 # Gemini CLI's own default routes each prompt between models through a side request: the tests
 # name one model. It retries a model it cannot reach; awf ends it after retry_limit seconds.
 GEMINI = GeminiSetup("gemini", runtime={"model": "gemini-2.5-flash", "retry_limit": 3})
+# pi's own Anthropic provider, sent to the fake model: the model is one pi has a price for.
+PI = PiSetup("pi", runtime={"model": "claude-sonnet-4-5"})

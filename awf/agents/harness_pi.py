@@ -1,0 +1,209 @@
+"""The `pi` runtime: pi, the coding agent (`pi -p --mode json`), headless, one process a delivery.
+
+    runtime="pi"                          # {"harness": "pi"}: pi's own provider and model
+    runtime={"harness": "pi", "model": "anthropic/claude-sonnet-4-5", "effort": "high",
+             "extra_args": ["--tools", "read,bash"]}
+
+A delivery runs `pi -p --mode json` in the agent's cwd with the message on stdin, the agent's
+instructions appended to pi's system prompt, and `--session FILE`: awf names the file pi keeps the
+agent's session in as it starts it, and every later delivery (the recovery prompt, the next turn)
+opens the same file, where pi goes on with the conversation so far. pi names the session itself
+(the first line of its stream): that id is the turn's `session`.
+
+pi asks no one before it runs a command: its `bash` tool runs whatever the model asks, `awf
+answer` among it. awf gives it no permission, as pi has none to give, and takes none away.
+
+Tokens and cost come from pi's stream: each reply of the model carries its tokens and what pi
+priced it at from its own table of models. The session file holds the same replies, so a turn
+cut short is counted from it by the next attempt (usage_pi). pi retries a failing model call a
+few times on its own (`retry.maxRetries` in its settings, 3 by default) and then gives up: the
+turn fails with its words.
+
+With "placement": "pane", the agent is pi's terminal UI with the same options, each message
+pasted into it; its session file says when it finished a message, and with what tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from . import usage_pi
+from .harness import Capabilities, Message, Session, Stopped
+from .headless import Ran, run_delivery
+from .kit import AgentCli, turn_usage
+
+TESTED_VERSION = "0.73.1"
+VARIABLE = "AWF_PI"
+INSTALL = "Install pi (npm install -g @mariozechner/pi-coding-agent)"
+EFFORTS = ("off", "minimal", "low", "medium", "high", "xhigh")
+_FILE = "pi_session_file"  # in session.data: the file awf named for the agent's session
+_STATUS = re.compile(r"^\s*(\d{3})\b\s*(.*)$", re.S)
+
+
+class PiHarness(AgentCli):
+    name = "pi"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        sessions=True,
+        answer_in_output=True,
+        tokens=True,
+        cost="reported",
+        session_file=True,
+        pane=False,
+        pane_finish=False,
+        sandbox_login=False,
+    )
+    program = "pi"
+    variable = VARIABLE
+    install = INSTALL
+    tested_version = TESTED_VERSION
+    default_model: ClassVar[str | None] = None  # pi's own: its settings' defaultModel, else its provider's
+    models = 'a model pi knows ("claude-sonnet-4-5", "anthropic/claude-opus-4-7"), or null for pi\'s own'
+    efforts: ClassVar[tuple[str, ...] | str] = EFFORTS
+    # After `awf answer`, pi sends the command's output to the model and writes its last words.
+    answer_grace: ClassVar[float] = 15.0
+
+    def unknown_option(self, stderr: str) -> bool:
+        return "Unknown option" in stderr
+
+    async def deliver(self, session: Session, message: Message) -> Stopped:
+        program, problem = self.find(message.env)
+        if program is None:
+            return Stopped(failed=problem)
+        command = [program, "-p", "--mode", "json", *self._options(session, message.env)]
+
+        def learn_session(event: dict[str, Any] | None) -> None:
+            # pi's first line names its session: known at once, the turn records where its file is.
+            if event is not None and event.get("type") == "session" and isinstance(event.get("id"), str):
+                session.id = event["id"]
+
+        ran = await run_delivery(session, message, command, message.text, watch=learn_session)
+        replies = usage_pi.replies(ran.of("message_end"))
+        usage, cost = _account(session, message, replies)
+        if not replies:
+            return Stopped(failed=self._broke(program, ran, session), usage=usage, cost=cost)
+        last = replies[-1]
+        if last.get("stopReason") in ("error", "aborted"):
+            return Stopped(failed=_error_reason(last, ran, session), usage=usage, cost=cost)
+        return Stopped(text=_words(last), usage=usage, cost=cost)
+
+    def _broke(self, program: str, ran: Ran, session: Session) -> str:
+        """Why pi ended before the model replied, in its own words on stderr."""
+        lines = [line.strip() for line in ran.stderr_tail().splitlines()]
+        no_key = next((line for line in lines if line.startswith("No API key found")), None)
+        if no_key is not None:
+            return (
+                f"pi is not logged in to its model's provider: set the provider's API key (ANTHROPIC_API_KEY, ...) "
+                f"or run `pi` and /login (pi said: {no_key})"
+            )
+        unknown = next((line for line in lines if re.search(r"Model .* not found", line)), None)
+        if unknown is not None:
+            model = self.model(session) or "its default model"
+            return (
+                f'pi does not know the model {model}: check the runtime\'s "model" (`pi --list-models` lists them) '
+                f"(pi said: {unknown})"
+            )
+        return self.broke(program, ran)
+
+    def _options(self, session: Session, env: Mapping[str, str]) -> list[str]:
+        options = ["--session", str(self._file(session, env))]
+        model = self.model(session)
+        if model:
+            options += ["--model", model]
+        if session.runtime.get("effort"):
+            options += ["--thinking", session.runtime["effort"]]
+        if session.instructions:
+            options += ["--append-system-prompt", session.instructions]
+        return options + self.extra_args(session)
+
+    def _file(self, session: Session, env: Mapping[str, str]) -> Path:
+        """The file of the agent's session: named by awf on the first delivery, in pi's own folder of
+        sessions for the agent's cwd, and opened again by every later one."""
+        named = session.data.get(_FILE)
+        if not named:
+            stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime())
+            folder = usage_pi.sessions_dir(env, session.cwd)
+            named = str(folder / f"{stamp}_awf-{uuid.uuid4()}.jsonl")
+            session.data[_FILE] = named
+        return Path(named)
+
+    def session_file(self, session: Session, env: Mapping[str, str]) -> Path | None:
+        named = session.data.get(_FILE)
+        if named:
+            path = Path(named)
+            return path if path.exists() else None  # pi writes it with the model's first reply
+        return usage_pi.find_session(env, session.cwd, session.id) if session.id else None
+
+    def session_usage(self, path: Path, start: int, end: int | None) -> dict[str, Any]:
+        return usage_pi.read_usage(path, start, end).as_record()
+
+
+def _words(message: dict[str, Any]) -> str | None:
+    """The text of a reply: the model's last words, perhaps an answer."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return None
+    text = "".join(
+        str(block.get("text") or "") for block in content if isinstance(block, dict) and block.get("type") == "text"
+    )
+    return text.strip() or None
+
+
+def _account(
+    session: Session, message: Message, replies: list[dict[str, Any]]
+) -> tuple[dict[str, Any] | None, float | None]:
+    """This turn's tokens so far (all its deliveries) and this delivery's cost, as pi priced it."""
+    used = usage_pi.used_by(replies)
+    if not used.calls:
+        return None, None
+    tokens = {kind: used.tokens[kind] for kind in ("input", "cached", "cache_write", "output")}
+    data = session.data
+    if data.get("turn") == message.turn:
+        tokens = {key: value + data["tokens"].get(key, 0) for key, value in tokens.items()}
+    data["turn"], data["tokens"] = message.turn, tokens
+    models = [name for name in used.by_model if name]
+    model = models[0] if len(models) == 1 else session.model
+    return turn_usage(model, tokens, models=models), used.cost
+
+
+def _error_reason(last: dict[str, Any], ran: Ran, session: Session) -> str:
+    """The failed call in pi's words, with what to do for the errors awf knows."""
+    said = str(last.get("errorMessage") or f"the model's reply was {last.get('stopReason')}").strip()
+    status: int | None = None
+    found = _STATUS.match(said)
+    if found:
+        status = int(found.group(1))
+        try:
+            body = json.loads(found.group(2))
+        except ValueError:
+            body = None
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict) and error.get("message"):
+            kind = f" {error['type']}" if error.get("type") else ""
+            said = f"{error['message']} (HTTP {status}{kind})"
+    retries = [event for event in ran.of("auto_retry_start")]
+    if retries:
+        said += f", after {len(retries)} {'retry' if len(retries) == 1 else 'retries'}"
+    reason = f"pi: {said}"
+    provider = last.get("provider") or "its provider"
+    if status in (401, 403):
+        return reason + f"; check the API key pi uses for {provider}, or log in again with `pi` and /login"
+    if status == 404:
+        model = session.model or last.get("model") or "its default model"
+        return reason + f"; the model's API does not know {model}: check the runtime's \"model\""
+    if status == 429:
+        return reason + "; the model's API is rate-limiting this key: wait, or use another model or key"
+    if status is None and re.search(r"connection|fetch failed|timed? ?out|network", said, re.I):
+        return (
+            reason
+            + f"; pi cannot reach the API of {provider}: check its address (baseUrl in models.json) and the network"
+        )
+    return reason
+
+
+HARNESS = PiHarness
