@@ -34,15 +34,24 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from . import usage_pi
-from .harness import Capabilities, Message, Session, Stopped
+from .harness import Capabilities, Message, PaneProgram, Session, Stopped
 from .headless import Ran, run_delivery
 from .kit import AgentCli, turn_usage
+from .usage import read_lines
 
 TESTED_VERSION = "0.73.1"
 VARIABLE = "AWF_PI"
 INSTALL = "Install pi (npm install -g @mariozechner/pi-coding-agent)"
 EFFORTS = ("off", "minimal", "low", "medium", "high", "xhigh")
+# pi's retries of a failed call when its settings say nothing: how many, and the first wait.
+DEFAULT_RETRIES = 3
+DEFAULT_RETRY_WAIT_MS = 2000
 _FILE = "pi_session_file"  # in session.data: the file awf named for the agent's session
+_RESUMED = "pi_resumed"  # in session.data: the pane's program opened a session it had written before
+# Seconds, besides pi's own wait before its next try, for a failed call it retries to be written:
+# the provider's client retries it first.
+RETRY_SETTLE = 10.0
+_BORDER = re.compile(r"^─{20,}\s*$", re.M)
 _STATUS = re.compile(r"^\s*(\d{3})\b\s*(.*)$", re.S)
 
 
@@ -54,8 +63,8 @@ class PiHarness(AgentCli):
         tokens=True,
         cost="reported",
         session_file=True,
-        pane=False,
-        pane_finish=False,
+        pane=True,
+        pane_finish=True,
         sandbox_login=False,
     )
     program = "pi"
@@ -67,6 +76,7 @@ class PiHarness(AgentCli):
     efforts: ClassVar[tuple[str, ...] | str] = EFFORTS
     # After `awf answer`, pi sends the command's output to the model and writes its last words.
     answer_grace: ClassVar[float] = 15.0
+    pane_answer_grace: ClassVar[float] = 15.0
 
     def unknown_option(self, stderr: str) -> bool:
         return "Unknown option" in stderr
@@ -89,7 +99,8 @@ class PiHarness(AgentCli):
             return Stopped(failed=self._broke(program, ran, session), usage=usage, cost=cost)
         last = replies[-1]
         if last.get("stopReason") in ("error", "aborted"):
-            return Stopped(failed=_error_reason(last, ran, session), usage=usage, cost=cost)
+            retried = len(ran.of("auto_retry_start"))
+            return Stopped(failed=_error_reason(last, retried, session), usage=usage, cost=cost)
         return Stopped(text=_words(last), usage=usage, cost=cost)
 
     def _broke(self, program: str, ran: Ran, session: Session) -> str:
@@ -142,6 +153,23 @@ class PiHarness(AgentCli):
     def session_usage(self, path: Path, start: int, end: int | None) -> dict[str, Any]:
         return usage_pi.read_usage(path, start, end).as_record()
 
+    def pane_command(self, session: Session, env: Mapping[str, str]) -> PaneProgram:
+        """pi's own terminal UI, for "placement": "pane", with the options of a headless delivery: a
+        program started again after it exited opens the same session file."""
+        program = self.find(env)[0] or "pi"
+        options = self._options(session, env)
+        session.data[_RESUMED] = self._file(session, env).exists()
+        return PaneProgram([program, *options], ready=_takes_input)
+
+    def pane_text(self, session: Session, message: Message, fresh: bool) -> str:
+        # The instructions are on its command line, and a resumed session has the turn's prompt.
+        if fresh and message.recovery and not session.data.get(_RESUMED):
+            return message.text + "\n\nThe turn's prompt was:\n\n" + message.original
+        return message.text
+
+    def pane_watch(self, session: Session, message: Message) -> _Finished:
+        return _Finished(session, message, self._file(session, message.env), _retries(message.env, session.cwd))
+
 
 def _words(message: dict[str, Any]) -> str | None:
     """The text of a reply: the model's last words, perhaps an answer."""
@@ -171,7 +199,7 @@ def _account(
     return turn_usage(model, tokens, models=models), used.cost
 
 
-def _error_reason(last: dict[str, Any], ran: Ran, session: Session) -> str:
+def _error_reason(last: dict[str, Any], retried: int, session: Session) -> str:
     """The failed call in pi's words, with what to do for the errors awf knows."""
     said = str(last.get("errorMessage") or f"the model's reply was {last.get('stopReason')}").strip()
     status: int | None = None
@@ -186,9 +214,8 @@ def _error_reason(last: dict[str, Any], ran: Ran, session: Session) -> str:
         if isinstance(error, dict) and error.get("message"):
             kind = f" {error['type']}" if error.get("type") else ""
             said = f"{error['message']} (HTTP {status}{kind})"
-    retries = [event for event in ran.of("auto_retry_start")]
-    if retries:
-        said += f", after {len(retries)} {'retry' if len(retries) == 1 else 'retries'}"
+    if retried:
+        said += f", after {retried} {'retry' if retried == 1 else 'retries'}"
     reason = f"pi: {said}"
     provider = last.get("provider") or "its provider"
     if status in (401, 403):
@@ -204,6 +231,116 @@ def _error_reason(last: dict[str, Any], ran: Ran, session: Session) -> str:
             + f"; pi cannot reach the API of {provider}: check its address (baseUrl in models.json) and the network"
         )
     return reason
+
+
+def _takes_input(screen: str) -> bool:
+    """Its editor is up: the two rules it is drawn between."""
+    return len(_BORDER.findall(screen)) >= 2
+
+
+def _retries(env: Mapping[str, str], cwd: Path) -> tuple[int, float]:
+    """How many times pi retries a failed call, and its first wait in seconds (doubled at each
+    try), as its settings say: its own folder's, then the project's (.pi/settings.json)."""
+    retry: dict[str, Any] = {}
+    for path in (usage_pi.agent_dir(env) / "settings.json", cwd / ".pi" / "settings.json"):
+        try:
+            given = json.loads(path.read_text(encoding="utf-8")).get("retry")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(given, dict):
+            retry.update(given)
+    if retry.get("enabled") is False:
+        return 0, 0.0
+    tries = retry.get("maxRetries", DEFAULT_RETRIES)
+    wait = retry.get("baseDelayMs", DEFAULT_RETRY_WAIT_MS)
+    tries = tries if isinstance(tries, int) and not isinstance(tries, bool) and tries >= 0 else DEFAULT_RETRIES
+    wait = (
+        wait if isinstance(wait, (int, float)) and not isinstance(wait, bool) and wait >= 0 else DEFAULT_RETRY_WAIT_MS
+    )
+    return tries, wait / 1000
+
+
+class _Finished:
+    """The `pane_watch` of pi: its session file shows, after the paste, a reply that ends the model's
+    turn (it asks for no tool), or a failed call pi will not try again (more failures in a row than
+    it retries, or none written since it would have tried again). The tokens are the turn's so far;
+    the cost, this delivery's, as pi priced it."""
+
+    def __init__(self, session: Session, message: Message, file: Path, retries: tuple[int, float]) -> None:
+        self.session = session
+        self.file = file
+        self.offset: int = _size(file)
+        if session.data.get("pane_turn") != message.turn:
+            session.data["pane_turn"], session.data["pane_turn_offset"] = message.turn, self.offset
+        self.turn_offset: int = session.data["pane_turn_offset"]
+        self.retries, self.first_wait = retries
+        self.quiet: tuple[int, float] | None = None  # the file's size, and since when it is that
+
+    def __call__(self) -> Stopped | None:
+        try:
+            if self.session.id is None:
+                self.session.id = usage_pi.session_id(self.file)  # pi writes it with the first reply
+            last, failures = _since(self.file, self.offset)
+            if last is None:
+                return None
+            if last.get("stopReason") == "error":
+                if not self._given_up(failures):
+                    return None
+            elif last.get("stopReason") not in ("stop", "length", "aborted"):
+                return None
+            turn = usage_pi.read_usage(self.file, self.turn_offset)
+            delivery = usage_pi.read_usage(self.file, self.offset)
+        except OSError:
+            return None
+        usage = None
+        if turn.calls:
+            models = [name for name in turn.by_model if name]
+            model = models[0] if len(models) == 1 else self.session.model
+            tokens = {kind: turn.tokens[kind] for kind in ("input", "cached", "cache_write", "output")}
+            usage = turn_usage(model, tokens, models=models)
+        cost = delivery.cost if delivery.calls else None
+        if last.get("stopReason") == "error":
+            return Stopped(failed=_error_reason(last, failures - 1, self.session), usage=usage, cost=cost)
+        return Stopped(usage=usage, cost=cost)
+
+    def _given_up(self, failures: int) -> bool:
+        """Whether pi is done with a call that failed `failures` times in a row: it retries no more, or
+        the file has stayed the same for longer than pi waits before it tries again."""
+        if failures > self.retries:
+            return True
+        size = _size(self.file)
+        if self.quiet is None or self.quiet[0] != size:
+            self.quiet = (size, time.monotonic())
+            return False
+        wait = self.first_wait * 2.0 ** (failures - 1) + RETRY_SETTLE
+        return time.monotonic() - self.quiet[1] >= wait
+
+
+def _since(file: Path, offset: int) -> tuple[dict[str, Any] | None, int]:
+    """The model's last reply after byte `offset`, once a message was sent to it after that byte and
+    nothing was sent since (None otherwise), and how many failed calls in a row end the file."""
+    asked = False
+    last: dict[str, Any] | None = None
+    failures = 0
+    for _, line in read_lines(file, offset, None):
+        message = line.get("message")
+        if line.get("type") != "message" or not isinstance(message, dict):
+            continue
+        if message.get("role") == "assistant":
+            last = message
+            failures = failures + 1 if message.get("stopReason") == "error" else 0
+        elif message.get("role") == "user":
+            asked, last, failures = True, None, 0
+        else:
+            last = None  # a tool's result: the model is asked again
+    return (last if asked else None), failures
+
+
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return 0
 
 
 HARNESS = PiHarness
