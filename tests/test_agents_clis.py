@@ -1,4 +1,4 @@
-"""What only the claude or the codex runtime does, end to end: the real `awf run`, the real CLIs,
+"""What only one CLI runtime does, and several together, end to end: the real `awf run`, the real CLIs,
 the fake model server. What every harness does is the conformance suite's (tests/harnesses).
 
 Each test scripts what the model says; the CLI really runs the `awf answer` the model asks for.
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from conftest import Project
 from fakemodel import FakeModel, Shell, Text
-from fakemodel.clis import CLAUDE, CODEX, GEMINI, PI, base_env, claude_env, require
+from fakemodel.clis import CLAUDE, CODEX, GEMINI, PI, base_env, require
 
 SETUPS = {setup.name: setup for setup in (CLAUDE, CODEX, GEMINI, PI)}
 
@@ -144,7 +144,12 @@ def test_awf_codex_that_is_not_a_program_fails_the_turn_saying_so(project: Proje
 
 
 FIX_ISSUE = """
+import json
+import os
+
 import awf
+
+RUNTIMES = json.loads(os.environ["RUNTIMES"])  # the runtime of each stage's agent
 
 PLAN = {"type": "object", "required": ["branch", "steps"], "additionalProperties": False,
         "properties": {"branch": {"type": "string"}, "steps": {"type": "array", "items": {"type": "string"}}}}
@@ -157,7 +162,7 @@ VERDICT = {"type": "object", "required": ["approved", "findings"], "additionalPr
               prepare=lambda argv: {"issue": " ".join(argv)})
 async def fix_issue(wf, issue):
     async def make_plan():
-        planner = await wf.agents.open(key="planner", runtime="claude")
+        planner = await wf.agents.open(key="planner", runtime=RUNTIMES["planner"])
         turn = await planner.run(prompt=f"Plan a fix for {issue}.", schema=PLAN)
         if not turn.outcome.answered:
             wf.stop(f"no plan: {turn.outcome.reason}")
@@ -166,7 +171,7 @@ async def fix_issue(wf, issue):
     plan = await wf.stage("plan", make_plan, result=PLAN, summary=lambda p: p["branch"])
 
     async def build():
-        builder = await wf.agents.open(key="builder", runtime={"harness": "gemini", "model": "gemini-2.5-flash"})
+        builder = await wf.agents.open(key="builder", runtime=RUNTIMES["builder"])
         turn = await builder.run(prompt=f"On {plan['branch']}, carry out: " + "; ".join(plan["steps"]), schema=BUILT)
         if not turn.outcome.answered:
             wf.stop(f"not built: {turn.outcome.reason}")
@@ -175,7 +180,7 @@ async def fix_issue(wf, issue):
     built = await wf.stage("implement", build, result=BUILT, summary=lambda b: b["commit"])
 
     async def review():
-        reviewer = await wf.agents.open(key="reviewer", runtime="codex")
+        reviewer = await wf.agents.open(key="reviewer", runtime=RUNTIMES["reviewer"])
         turn = await reviewer.run(prompt=f"Review commit {built['commit']} on {plan['branch']} as a fix for {issue}.",
                                   schema=VERDICT)
         if not turn.outcome.answered:
@@ -186,26 +191,40 @@ async def fix_issue(wf, issue):
 """
 
 
+# The API each CLI speaks to the fake model.
+DIALECTS = {"claude": "anthropic", "codex": "openai", "gemini": "gemini", "pi": "anthropic"}
+
+
+@pytest.mark.parametrize(
+    "mix",
+    [
+        pytest.param(("claude", "gemini", "codex"), id="claude-gemini-codex"),
+        pytest.param(("pi", "gemini", "codex"), id="pi-gemini-codex"),
+    ],
+)
 def test_the_seeds_fix_issue_stops_without_a_review_and_a_continue_reruns_only_the_review(
-    project: Project, model: FakeModel
+    project: Project, model: FakeModel, mix: tuple[str, str, str]
 ) -> None:
-    # A different CLI a stage: planner claude, builder gemini, reviewer codex.
-    Agents(project, "codex", model.url)  # CODEX_HOME with the fake provider
+    # A different CLI a stage: the planner's, the builder's and the reviewer's.
+    planner, builder, reviewer = mix
     home = project.path.parent / "home"
-    project.env.update(claude_env(model.url, home))
-    project.env.update(GEMINI.env(model.url, home))
-    require("claude")
-    require("gemini")
+    project.env = {**base_env(), "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+    runtimes = {}
+    for key, name in zip(("planner", "builder", "reviewer"), mix, strict=True):
+        require(name)
+        project.env.update(SETUPS[name].env(model.url, home))
+        runtimes[key] = {"harness": name, **SETUPS[name].runtime}
+    project.env["RUNTIMES"] = json.dumps(runtimes)
     workflow = project.write("fix_issue.py", FIX_ISSUE)
     model.script(
         answer(PLAN_VALUE),
-        Text("Planned."),  # planner, claude
+        Text("Planned."),  # the planner
         answer({"commit": "4be1c07"}),
-        Text("Built."),  # builder, gemini
+        Text("Built."),  # the builder
         Text("I read the diff."),
-        Text("Still reading."),  # reviewer, codex: no answer, then none to the nudge
+        Text("Still reading."),  # the reviewer: no answer, then none to the recovery prompt
     )
-    first = project.awf("run", str(workflow), "--id", "212", "--", "#212: dates before 1970 parse as null", timeout=120)
+    first = project.awf("run", str(workflow), "--id", "212", "--", "#212: dates before 1970 parse as null", timeout=180)
     assert first.code == 3, first.stderr
     assert "■ fix-issue/212 stopped in review (attempt 1, exit 3)" in first.stderr
     # The closing block adds up turns and cost by stage and by agent.
@@ -213,22 +232,19 @@ def test_the_seeds_fix_issue_stops_without_a_review_and_a_continue_reruns_only_t
     [agents] = [line for line in first.stderr.splitlines() if line.startswith("  agents:")]
     assert stages.startswith("  stages:  plan 1 turn $") and "review 1 turn" in stages
     assert agents.startswith("  agents:  planner 1 turn $") and "reviewer 1 turn" in agents
-    assert [r.api for r in model.conversation] == ["anthropic"] * 2 + ["gemini"] * 2 + ["openai"] * 2
-    assert [e["harness"] for e in project.log("fix-issue", "212") if e["kind"] == "turn"] == [
-        "claude",
-        "gemini",
-        "codex",
-    ]
+    apis = [DIALECTS[planner]] * 2 + [DIALECTS[builder]] * 2 + [DIALECTS[reviewer]] * 2
+    assert [r.api for r in model.conversation] == apis
+    assert [e["harness"] for e in project.log("fix-issue", "212") if e["kind"] == "turn"] == list(mix)
 
     model.script(answer({"approved": True, "findings": []}), Text("Approved."))
-    second = project.awf("run", str(workflow), "--id", "212", "--continue", timeout=120)
+    second = project.awf("run", str(workflow), "--id", "212", "--continue", timeout=180)
     assert second.code == 0, second.stderr
     assert second.out["value"] == {"approved": True, "findings": []}
     log = project.log("fix-issue", "212")
     assert [e["agent"] for e in log if e["kind"] == "agent" and e["attempt"] == 2] == ["reviewer"]
     [review] = [e for e in log if e["kind"] == "turn" and e["attempt"] == 2]
-    assert review["harness"] == "codex" and "4be1c07 on fix/212" in review["prompt"]
-    assert [r.api for r in model.conversation[6:]] == ["openai"] * 2
+    assert review["harness"] == reviewer and "4be1c07 on fix/212" in review["prompt"]
+    assert [r.api for r in model.conversation[6:]] == [DIALECTS[reviewer]] * 2
     assert not model.left
 
 
