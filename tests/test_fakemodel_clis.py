@@ -1,4 +1,4 @@
-"""The real `claude` and `codex` CLIs against the fake model server: what they send, print and do.
+"""The real agent CLIs against the fake model server: what they send, print and do.
 
 These pin down the behaviour the harnesses rely on (events, ids, usage, exit codes, error texts,
 resume), so a new CLI version that changes it fails here first.
@@ -395,6 +395,95 @@ def test_codex_gives_up_on_a_stream_gone_quiet(model: FakeModel, tmp_path: Path,
     assert ran.code == 1
     [failed] = ran.of("turn.failed")
     assert "idle timeout waiting for SSE" in failed["error"]["message"]
+
+
+# -- pi -----------------------------------------------------------------------------------------
+
+
+def pi(
+    model_url: str, tmp_path: Path, work: Path, prompt: str, *options: str, env: dict[str, str] | None = None
+) -> Ran:
+    program = require("pi")
+    env = {**base_env(), **pi_env(model_url, tmp_path / "pi-home"), **(env or {})}
+    return run([program, "-p", "--mode", "json", "--model", "claude-sonnet-4-5", *options], env, work, prompt)
+
+
+def pi_replies(ran: Ran) -> list[dict[str, Any]]:
+    return [e["message"] for e in ran.of("message_end") if e["message"]["role"] == "assistant"]
+
+
+def test_pi_names_its_session_first_and_prices_each_reply(model: FakeModel, tmp_path: Path, work: Path) -> None:
+    model.script(Text("Hello from the fake model", usage=Usage(input=200, cached=50, output=7)))
+    file = tmp_path / "named.jsonl"
+    ran = pi(model.url, tmp_path, work, "Say hello.", "--session", str(file), "--append-system-prompt", "AWF-SYS")
+
+    assert ran.code == 0, ran.stderr
+    header = ran.events[0]
+    assert header["type"] == "session" and header["cwd"] == str(work)
+    [reply] = pi_replies(ran)
+    assert reply["stopReason"] == "stop" and reply["content"] == [{"type": "text", "text": "Hello from the fake model"}]
+    usage = reply["usage"]
+    # pi's `input` leaves out the cached tokens; its own price of the call is in `cost`.
+    assert (usage["input"], usage["cacheRead"], usage["cacheWrite"], usage["output"]) == (200, 50, 0, 7)
+    assert usage["cost"]["total"] > 0
+    [request] = model.conversation
+    assert "AWF-SYS" in json.dumps(request.body["system"]) and "Say hello." in request.text()
+    # The session file is the one named, its header the id pi printed first.
+    first = json.loads(file.read_text().splitlines()[0])
+    assert first == header
+
+
+def test_pi_goes_on_with_the_session_of_a_file_it_wrote(model: FakeModel, tmp_path: Path, work: Path) -> None:
+    model.script(Text("first answer ALPHA"), Text("second answer"))
+    file = tmp_path / "named.jsonl"
+    first = pi(model.url, tmp_path, work, "first prompt", "--session", str(file))
+    second = pi(model.url, tmp_path, work, "second prompt", "--session", str(file))
+
+    assert second.code == 0, second.stderr
+    assert second.events[0]["id"] == first.events[0]["id"]
+    later = model.conversation[1]
+    assert "first prompt" in later.text() and "first answer ALPHA" in later.text()
+
+
+def test_pi_ends_a_refused_call_with_an_error_reply_and_exit_0(model: FakeModel, tmp_path: Path, work: Path) -> None:
+    model.script(Status(401, "invalid x-api-key", times=None))
+    ran = pi(model.url, tmp_path, work, "Say hello.")
+
+    assert ran.code == 0, ran.stderr
+    last = pi_replies(ran)[-1]
+    assert last["stopReason"] == "error"
+    status, _, body = last["errorMessage"].partition(" ")
+    assert status == "401" and json.loads(body)["error"]["message"] == "invalid x-api-key"
+
+
+def test_pi_retries_an_unreachable_model_a_bounded_number_of_times(tmp_path: Path, work: Path) -> None:
+    ran = pi(f"http://127.0.0.1:{unused_port()}", tmp_path, work, "Say hello.")
+
+    assert ran.code == 0, ran.stderr
+    assert [e["attempt"] for e in ran.of("auto_retry_start")] == [1]  # retry.maxRetries is 1 in pi_env
+    assert [r["errorMessage"] for r in pi_replies(ran)] == ["Connection error."] * 2
+    [given_up] = ran.of("auto_retry_end")
+    assert given_up["success"] is False
+
+
+@pytest.mark.parametrize(
+    ("options", "unset", "words"),
+    [
+        (["--no-such-option"], None, "Error: Unknown option: --no-such-option"),
+        (["--model", "claude-nine"], None, 'Error: Model "claude-nine" not found.'),
+        ([], "ANTHROPIC_API_KEY", "No API key found for the selected model."),
+    ],
+)
+def test_pi_says_what_stops_it_before_a_call_on_stderr(
+    tmp_path: Path, work: Path, options: list[str], unset: str | None, words: str
+) -> None:
+    program = require("pi")
+    env = {**base_env(), **pi_env(f"http://127.0.0.1:{unused_port()}", tmp_path / "pi-home")}
+    env.pop(unset or "", None)
+    ran = run([program, "-p", "--mode", "json", *options], env, work, "hi")
+
+    assert ran.code == 1
+    assert words in ran.stderr
 
 
 # -- no other host ------------------------------------------------------------------------------
