@@ -273,7 +273,8 @@ class _Finished:
         if session.data.get("pane_turn") != message.turn:
             session.data["pane_turn"], session.data["pane_turn_offset"] = message.turn, self.offset
         self.turn_offset: int = session.data["pane_turn_offset"]
-        self.retries, self.first_wait = retries
+        self.retries: int = retries[0]
+        self.first_wait: float = retries[1]
         self.quiet: tuple[int, float] | None = None  # the file's size, and since when it is that
 
     def __call__(self) -> Stopped | None:
