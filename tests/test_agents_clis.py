@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from conftest import Project
 from fakemodel import FakeModel, Shell, Text
-from fakemodel.clis import CLAUDE, CODEX, GEMINI, PI, base_env, require
+from fakemodel.clis import CLAUDE, CODEX, GEMINI, OPENCODE, PI, base_env, require
 
-SETUPS = {setup.name: setup for setup in (CLAUDE, CODEX, GEMINI, PI)}
+SETUPS = {setup.name: setup for setup in (CLAUDE, CODEX, GEMINI, PI, OPENCODE)}
 
 PLAN_VALUE = {"branch": "fix/212", "steps": ["parse years before 1970"]}
 

@@ -27,6 +27,7 @@ from fakemodel.clis import (
     codex_config,
     codex_env,
     gemini_env,
+    opencode_env,
     pi_env,
     require,
     write_gemini_settings,
@@ -489,7 +490,7 @@ def test_pi_says_what_stops_it_before_a_call_on_stderr(
 # -- no other host ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["claude", "codex", "gemini", "pi"])
+@pytest.mark.parametrize("name", ["claude", "codex", "gemini", "pi", "opencode"])
 def test_the_cli_reaches_no_host_but_the_fake_model(model: FakeModel, tmp_path: Path, work: Path, name: str) -> None:
     program = require(name)
     strace = shutil.which("strace")
@@ -515,6 +516,11 @@ def test_the_cli_reaches_no_host_but_the_fake_model(model: FakeModel, tmp_path: 
         # Its Anthropic provider at the fake model's address, a model it prices, offline.
         env = {**base_env(), **pi_env(model.url, home)}
         argv = [program, "-p", "--mode", "json", "--model", "claude-sonnet-4-5"]
+    elif name == "opencode":
+        # Its built-in catalog and its Anthropic provider, the model sent to the fake model; its
+        # own npm install of its plugin SDK already done.
+        env = {**base_env(), **opencode_env(model.url, home)}
+        argv = [program, "run", "--format", "json"]
     else:
         env = {**base_env(), **codex_env(home)}
         argv = [program, "exec", "--json", "--skip-git-repo-check", *codex_config(model.url), "-s", "workspace-write"]

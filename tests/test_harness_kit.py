@@ -90,6 +90,8 @@ def test_a_harness_whose_capabilities_promise_what_it_does_not_define_is_named()
         ({"harness": "codex", "extra_args": ["-c", 1]}, '"extra_args" is a list of the CLI\'s own arguments'),
         ({"harness": "claude", "permission_mode": ""}, '"permission_mode" is a Claude Code permission mode'),
         ({"harness": "codex", "sandbox": "none"}, '"sandbox" is one of read-only, workspace-write, danger-full-access'),
+        ({"harness": "opencode", "model": "gpt-5.5"}, '"model" is opencode\'s "provider/model" ("anthropic/gpt-5.5")'),
+        ({"harness": "opencode", "retry_limit": 0}, '"retry_limit" is a number of seconds above zero, not 0'),
     ],
 )
 def test_a_cli_runtime_with_a_bad_option_fails_the_open_naming_the_option(

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 FAKE_KEY = "sk-fake-model-key"
+OPENCODE_VERSION = "1.18.33"  # its pin in .ci/install-agent-clis
 CODEX_KEY_VARIABLE = "FAKE_MODEL_API_KEY"
 
 # Inherited settings that would send a CLI to a real provider or change how it authenticates.
@@ -44,6 +45,15 @@ _FOREIGN = (
     "GEMINI_MODEL",
     "PI_CODING_AGENT_DIR",
     "PI_CODING_AGENT_SESSION_DIR",
+    "OPENCODE_CONFIG",
+    "OPENCODE_CONFIG_DIR",
+    "OPENCODE_CONFIG_CONTENT",
+    "OPENCODE_DB",
+    "OPENCODE_PERMISSION",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
     "GITHUB_SHA",  # makes Gemini CLI strip every variable but its own from the commands it runs
 )
 
@@ -174,6 +184,55 @@ def pi_env(url: str, home: Path, *, timeout_ms: int = 20000) -> dict[str, str]:
     }
 
 
+def opencode_env(url: str, home: Path, *, timeout_ms: int = 20000) -> dict[str, str]:
+    """Settings that send opencode to the fake model at `url`, with its config, data and cache under
+    `home` (XDG folders there), which they fill.
+
+    opencode's built-in Anthropic provider is kept (its catalog prices the model), and the model
+    sent to the fake: a model's own `provider.api` is the base URL opencode's Anthropic SDK gets
+    (the provider's `options.baseURL` is not, for a provider its catalog knows), and that model
+    also titles the session (`small_model`, else a small model at the catalog's address). Nothing reaches
+    for another host: the catalog is the one built in (no fetch of models.dev), no update check,
+    no language server download, no sharing; and the npm install of its plugin SDK it starts in
+    its config folder finds that folder's packages already installed. A request that gets no
+    answer gives up after `timeout_ms`.
+    """
+    config = home / ".config" / "opencode"
+    (config / "node_modules").mkdir(parents=True, exist_ok=True)
+    plugin = {"@opencode-ai/plugin": OPENCODE_VERSION}
+    (config / "package.json").write_text(json.dumps({"dependencies": plugin}))
+    (config / "package-lock.json").write_text(json.dumps({"packages": {"": {"dependencies": plugin}}}))
+    model = {"provider": {"npm": "@ai-sdk/anthropic", "api": f"{url}/v1"}}
+    settings = {
+        "$schema": "https://opencode.ai/config.json",
+        "autoupdate": False,
+        "share": "disabled",
+        "model": "anthropic/claude-sonnet-4-5",
+        # The model that titles a session: else the provider's smallest, at its catalog's address.
+        "small_model": "anthropic/claude-sonnet-4-5",
+        "provider": {
+            "anthropic": {
+                "options": {"apiKey": FAKE_KEY, "timeout": timeout_ms},
+                "models": {"claude-sonnet-4-5": model},
+            }
+        },
+    }
+    (config / "opencode.json").write_text(json.dumps(settings))
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        "OPENCODE_DISABLE_SHARE": "1",
+        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+        "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+    }
+
+
 @dataclass(frozen=True)
 class CliSetup:
     """How the tests point one harness's real CLI at the fake model, headless and in a pane."""
@@ -241,6 +300,14 @@ class PiSetup(CliSetup):
         """Nothing: pi asks nothing on a first start (it trusts any folder, and the key is its login)."""
 
 
+class OpencodeSetup(CliSetup):
+    def env(self, url: str, home: Path, *, patient: bool = False) -> dict[str, str]:
+        return opencode_env(url, home, timeout_ms=600000 if patient else 20000)
+
+    def first_start(self, home: Path, cwd: Path) -> None:
+        """Nothing: opencode asks nothing on a first start (the key in its config is its login)."""
+
+
 # A model genai-prices knows: a turn's cost read from its session file is priced by it.
 CLAUDE = ClaudeSetup("claude", runtime={"model": "claude-sonnet-4-5"})
 # Codex reconnects forever to a model it cannot reach; awf ends it after reconnect_limit seconds.
@@ -250,3 +317,6 @@ CODEX = CodexSetup("codex", runtime={"reconnect_limit": 3})
 GEMINI = GeminiSetup("gemini", runtime={"model": "gemini-2.5-flash", "retry_limit": 3})
 # pi's own Anthropic provider, sent to the fake model: the model is one pi has a price for.
 PI = PiSetup("pi", runtime={"model": "claude-sonnet-4-5"})
+# opencode's built-in Anthropic provider, its model sent to the fake model: its catalog prices it.
+# It retries a model it cannot reach; awf ends it after retry_limit seconds.
+OPENCODE = OpencodeSetup("opencode", runtime={"model": "anthropic/claude-sonnet-4-5", "retry_limit": 3})

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from conftest import Result, finish, send
 from fakemodel import FakeModel, Request, Shell, Silence, Status, Text, Usage, unused_port
-from fakemodel.clis import CLAUDE, CODEX, GEMINI, PI, CliSetup, base_env, require
+from fakemodel.clis import CLAUDE, CODEX, GEMINI, OPENCODE, PI, CliSetup, base_env, require
 from panes_support import PaneProject, needs_tmux
 
 from awf.agents.harness import Capabilities
@@ -46,6 +46,7 @@ HARNESSES = [
     Subject("codex", "openai", CODEX),
     Subject("gemini", "gemini", GEMINI),
     Subject("pi", "anthropic", PI),
+    Subject("opencode", "anthropic", OPENCODE),
 ]
 # The genai-prices provider of each dialect's models.
 PROVIDERS = {"anthropic": "anthropic", "openai": "openai", "gemini": "google"}

@@ -1,0 +1,322 @@
+"""The `opencode` runtime: opencode (`opencode run --format json`), headless, one process a delivery.
+
+    runtime="opencode"                    # {"harness": "opencode"}: opencode's own model
+    runtime={"harness": "opencode", "model": "anthropic/claude-sonnet-4-5", "effort": "high",
+             "retry_limit": 60, "extra_args": ["--agent", "build"]}
+
+A delivery runs `opencode run --format json` in the agent's cwd with the message on stdin. opencode
+lets its shell tool run what its permission rules allow; awf adds one rule, for the agent it runs,
+that lets the shell tool run `awf answer` (OPENCODE_CONFIG_CONTENT): every other command is as the
+user's own configuration says (a command it would ask about is refused, headless). opencode has no
+option for a system prompt of one's own, so the agent's instructions go before the first prompt of
+its session. opencode names the session (`ses_...`) on its first event; the next delivery (the
+recovery prompt, the next turn) resumes it (`--session ID`). "model" is opencode's
+`provider/model`; "effort" is its model variant (`--variant`: "high", "max", "minimal", ...).
+
+Tokens and cost come from its `step_finish` events, one a model call: opencode prices each call
+from its catalog of models, and awf prices with genai-prices a call it gave no price.
+
+opencode retries a failing model call five times, with waits that double up to 30 s: a delivery
+that has done nothing but retry for `retry_limit` seconds (default 60) is ended, and the turn fails
+with opencode's own words (its log on stderr, `--print-logs`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from . import usage_opencode
+from .harness import Capabilities, Message, Session, Stopped
+from .headless import Ran, failure, run_delivery
+from .kit import AgentCli
+from .usage import price
+from .usage_opencode import mapping
+
+TESTED_VERSION = "1.18.33"
+VARIABLE = "AWF_OPENCODE"
+INSTALL = "Install opencode (npm install -g opencode-ai)"
+RETRY_LIMIT = 60.0
+# The agents awf lets run `awf answer`: opencode's two primary agents, and one named by --agent.
+AGENTS = ("build", "plan")
+ANSWER_RULE = {"bash": {"awf answer *": "allow"}}
+_LOG_FIELD = r'{name}="((?:[^"\\]|\\.)*)"'
+_STREAM_ERROR = re.compile(r'message="stream error".*\bsmall=false\b.*?' + _LOG_FIELD.format(name=r"error\.error"))
+# What opencode's log says of a call refused for its rate (it retries those): its words carry no status.
+_RATE_LIMITED = re.compile(r"\b429\b|rate.?limit|too many requests", re.I)
+_FAILED = re.compile(r"message=failed\b.*?" + _LOG_FIELD.format(name="error"))
+
+
+class OpencodeHarness(AgentCli):
+    name = "opencode"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        sessions=True,
+        answer_in_output=True,
+        tokens=True,
+        cost="reported",
+        session_file=False,
+        pane=False,
+        pane_finish=False,
+        sandbox_login=False,
+    )
+    program = "opencode"
+    variable = VARIABLE
+    install = INSTALL
+    tested_version = TESTED_VERSION
+    default_model: ClassVar[str | None] = None  # opencode's own: the "model" of its configuration
+    models = 'opencode\'s "provider/model" ("anthropic/claude-sonnet-4-5"), or null for opencode\'s own'
+    efforts: ClassVar[tuple[str, ...] | str] = 'a model variant of opencode\'s ("high", "max", "minimal", ...)'
+    answer_hint: ClassVar[str | None] = (
+        "In opencode, pass the answer as one argument to one command of the bash tool: "
+        "awf answer '<the answer>' (quote it for the shell)."
+    )
+    # After `awf answer`, opencode sends the command's output to the model and writes its last words
+    # and the step's tokens.
+    answer_grace: ClassVar[float] = 30.0
+
+    def options_problem(self, runtime: dict[str, Any]) -> str | None:
+        model = runtime.get("model")
+        if isinstance(model, str) and "/" not in model.strip("/"):
+            return f'"model" is opencode\'s "provider/model" ("anthropic/{model}"), not {model!r}'
+        limit = runtime.get("retry_limit", RETRY_LIMIT)
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0:
+            return f'"retry_limit" is a number of seconds above zero, not {limit!r}'
+        return None
+
+    def unknown_option(self, stderr: str) -> bool:
+        # opencode answers an option it does not know with its usage text alone, on stderr.
+        return "Positionals:" in stderr and "show help" in stderr
+
+    def _broke(self, program: str, ran: Ran) -> str:
+        """Why opencode ended before it said anything: its usage text, where it did not know an
+        option, is longer than the end of stderr awf reads."""
+        if self.unknown_option(_stderr(ran)):
+            return failure(self.name, program, ran, self.tested_version, lambda _: True)
+        return self.broke(program, ran)
+
+    async def deliver(self, session: Session, message: Message) -> Stopped:
+        program, problem = self.find(message.env)
+        if program is None:
+            return Stopped(failed=problem)
+        retries = _Retries(
+            message.dir / f"{message.delivery}.stderr.txt", float(session.runtime.get("retry_limit", RETRY_LIMIT))
+        )
+        text = message.text if session.id else self._first_prompt(session, message)
+        command = [program, "run", "--format", "json", "--print-logs", "--log-level", "WARN", *self._options(session)]
+        env = {**message.env, "OPENCODE_CONFIG_CONTENT": self._config(session, message.env)}
+        ran = await run_delivery(session, message, command, text, env=env, watch=retries)
+        named = next((event["sessionID"] for event in ran.events if isinstance(event.get("sessionID"), str)), None)
+        session.id = named or session.id
+        usage, cost = _account(session, message, ran)
+        if ran.ended_because:
+            return Stopped(failed=ran.ended_because, usage=usage, cost=cost)
+        errors = ran.of("error")
+        if errors:
+            return Stopped(failed=_error_reason(errors[-1], ran, session), usage=usage, cost=cost)
+        if ran.code != 0 or not ran.events:
+            return Stopped(failed=self._broke(program, ran), usage=usage, cost=cost)
+        return Stopped(text=_last_words(ran), usage=usage, cost=cost)
+
+    def _first_prompt(self, session: Session, message: Message) -> str:
+        """The first prompt of a session carries the instructions, and after the recovery prompt
+        the turn's prompt, which this session has not seen."""
+        text = message.text
+        if message.recovery:
+            text += "\n\nThe turn's prompt was:\n\n" + message.original
+        if session.instructions:
+            text = session.instructions.rstrip() + "\n\n" + text
+        return text
+
+    def _options(self, session: Session) -> list[str]:
+        options = []
+        model = self.model(session)
+        if model:
+            options += ["--model", model]
+        effort = session.runtime.get("effort")
+        if effort:
+            options += ["--variant", str(effort)]
+        if session.id:
+            options += ["--session", session.id]
+        return options + self.extra_args(session)
+
+    def _config(self, session: Session, env: Mapping[str, str]) -> str:
+        """The configuration opencode adds over the user's: the rule that lets the agents awf runs
+        use the bash tool for `awf answer`, over any OPENCODE_CONFIG_CONTENT of the user's."""
+        try:
+            config = json.loads(env.get("OPENCODE_CONFIG_CONTENT") or "{}")
+        except ValueError:
+            config = {}
+        config = config if isinstance(config, dict) else {}
+        agents = config.setdefault("agent", {})
+        if not isinstance(agents, dict):
+            agents = config["agent"] = {}
+        for name in {*AGENTS, *_agent_named(self.extra_args(session))}:
+            agent = agents.setdefault(name, {})
+            if not isinstance(agent, dict):
+                continue
+            permission = agent.setdefault("permission", {})
+            if isinstance(permission, dict):
+                bash = permission.get("bash")
+                if isinstance(bash, dict):
+                    bash.update(ANSWER_RULE["bash"])
+                elif bash is None:
+                    permission["bash"] = dict(ANSWER_RULE["bash"])
+        return json.dumps(config)
+
+
+def _agent_named(extra_args: list[str]) -> list[str]:
+    """The agent an `--agent NAME` (or `--agent=NAME`) among the runtime's arguments names."""
+    for index, arg in enumerate(extra_args):
+        if arg == "--agent" and index + 1 < len(extra_args):
+            return [extra_args[index + 1]]
+        if arg.startswith("--agent="):
+            return [arg.split("=", 1)[1]]
+    return []
+
+
+def _last_words(ran: Ran) -> str | None:
+    """What the model wrote after its last tool call: its last message, perhaps an answer."""
+    words: list[str] = []
+    for event in ran.events:
+        if event.get("type") == "tool_use":
+            words = []
+        elif event.get("type") == "text":
+            part = event.get("part")
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                words.append(part["text"])
+    return "".join(words).strip() or None
+
+
+def _account(session: Session, message: Message, ran: Ran) -> tuple[dict[str, Any] | None, float | None]:
+    """This turn's tokens so far (all its deliveries) and this delivery's cost: opencode's, or
+    genai-prices' for calls opencode gave no price."""
+    steps = [event["part"] for event in ran.of("step_finish") if isinstance(event.get("part"), dict)]
+    if not steps:
+        return None, None
+    tokens = {kind: 0 for kind in ("input", "cached", "cache_write", "output", "reasoning")}
+    reported = 0.0
+    for step in steps:
+        given = usage_opencode.tokens_of(mapping(step.get("tokens")))
+        for kind in tokens:
+            tokens[kind] += given[kind]
+        cost = step.get("cost")
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+            reported += float(cost)
+    provider, model = _model_of(session, message)
+    priced: float | None = reported
+    why = None
+    if reported == 0 and any(tokens.values()):
+        priced, why = price(provider, model, tokens)
+    data = session.data
+    if data.get("turn") == message.turn:
+        tokens = {key: value + data["tokens"].get(key, 0) for key, value in tokens.items()}
+    data["turn"], data["tokens"] = message.turn, tokens
+    usage: dict[str, Any] = {"model": model or None, **tokens}
+    if why:
+        usage["cost_unknown"] = why
+    return usage, priced
+
+
+def _model_of(session: Session, message: Message) -> tuple[str, str]:
+    """(provider, model) of the delivery: the runtime's "provider/model", else what opencode
+    recorded of the session's last reply."""
+    named = session.runtime.get("model")
+    if isinstance(named, str) and "/" in named:
+        provider, model = named.split("/", 1)
+        return provider, model
+    if session.id:
+        try:
+            replies = usage_opencode.replies(usage_opencode.database(message.env), session.id)
+        except Exception:  # the model's name is worth a look, never the turn
+            replies = []
+        if replies:
+            return replies[-1].provider, replies[-1].model
+    return "", ""
+
+
+def _error_reason(event: dict[str, Any], ran: Ran, session: Session) -> str:
+    """The error event in opencode's words, with what to do for the errors awf knows."""
+    error = mapping(event.get("error"))
+    data = mapping(error.get("data"))
+    said = str(data.get("message") or error.get("name") or "the turn failed").strip()
+    status = data.get("statusCode")
+    if error.get("name") == "UnknownError":
+        # Its event says only "Unexpected server error"; its log says which.
+        logged = _FAILED.findall(_stderr(ran))
+        if logged:
+            said = _unescape(logged[-1])
+    if isinstance(status, int):
+        said = f"{said} (HTTP {status})"
+    model = session.runtime.get("model") or "its default model"
+    if error.get("name") == "ProviderAuthError":
+        provider = data.get("providerID") or "its model's provider"
+        return (
+            f"opencode is not logged in to {provider}: run `opencode auth login`, or set the provider's API key "
+            f"(opencode said: {said})"
+        )
+    reason = f"opencode: {said}"
+    if status in (401, 403):
+        return reason + "; check the provider's API key (opencode auth login, or its variable)"
+    if status == 404 or "ModelNotFound" in said:
+        return reason + f'; opencode does not know {model}: check the runtime\'s "model" (opencode models)'
+    if status == 429:
+        return reason + "; the model's API is rate-limiting this key: wait, or use another model or key"
+    return reason
+
+
+def _stderr(ran: Ran) -> str:
+    try:
+        return ran.stderr.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _unescape(logged: str) -> str:
+    try:
+        return str(json.loads(f'"{logged}"')).split("\n", 1)[0]
+    except ValueError:
+        return logged
+
+
+class _Retries:
+    """Ends a delivery that has done nothing but retry its model call for `limit` seconds."""
+
+    def __init__(self, stderr: Path, limit: float) -> None:
+        self.stderr = stderr
+        self.limit = limit
+        self.offset = 0
+        self.since: float | None = None
+        self.said = ""
+
+    def __call__(self, event: dict[str, Any] | None) -> str | None:
+        if event is not None:
+            if event.get("type") in ("text", "tool_use", "step_finish"):
+                self.since = None  # the model answered: whatever comes now is progress
+            return None
+        try:
+            with self.stderr.open("rb") as handle:
+                handle.seek(self.offset)
+                data = handle.read()
+        except OSError:
+            return None
+        self.offset += len(data)
+        errors = _STREAM_ERROR.findall(data.decode("utf-8", errors="replace"))
+        if errors:
+            self.since = self.since or time.monotonic()
+            self.said = _unescape(errors[-1])
+        if self.since is not None and time.monotonic() - self.since >= self.limit:
+            reason = (
+                f"opencode cannot get an answer from its model: it kept retrying for {self.limit:g} s, and awf "
+                f"ended it (opencode said: {self.said})"
+            )
+            if _RATE_LIMITED.search(self.said):
+                reason += "; the model's API is rate-limiting this key: wait, or use another model or key"
+            return reason
+        return None
+
+
+HARNESS = OpencodeHarness

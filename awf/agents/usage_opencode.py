@@ -1,0 +1,104 @@
+"""opencode's session store, read for what its model calls used.
+
+opencode keeps every session in one SQLite database, `opencode/opencode.db` under its data folder
+($XDG_DATA_HOME, else ~/.local/share; OPENCODE_DB names another file). Its `message` table holds
+each message of a session as JSON: a reply of the model (`role` "assistant") has its `modelID`,
+its `providerID`, its `tokens` (`input` counts only the prompt tokens not read from a cache:
+`cache.read` and `cache.write` are apart), the `cost` opencode priced it at from its catalog of
+models, and `time.completed` once the reply is whole, with why it ended (`finish`: "stop" when
+the model's turn is over, "tool-calls" when it asked for a tool).
+
+awf reads it read-only, with the database's own lock: opencode writes it at the same time.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .usage import whole
+
+
+def database(env: Mapping[str, str]) -> Path:
+    """Where opencode keeps its sessions."""
+    named = env.get("OPENCODE_DB")
+    if named:
+        return Path(named).expanduser()
+    data = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "share")
+    return Path(data).expanduser() / "opencode" / "opencode.db"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One reply of the model in a session, as opencode recorded it."""
+
+    id: str
+    created: int  # milliseconds since the epoch
+    model: str
+    provider: str
+    tokens: dict[str, int]  # awf's kinds: input counts the cached prompt too
+    cost: float
+    completed: bool
+    finish: str | None
+
+
+def tokens_of(given: Mapping[str, Any]) -> dict[str, int]:
+    """awf's token kinds from opencode's: every prompt token in `input`, thinking in `output`."""
+    cache = mapping(given.get("cache"))
+    cached, written, reasoning = whole(cache.get("read")), whole(cache.get("write")), whole(given.get("reasoning"))
+    return {
+        "input": whole(given.get("input")) + cached + written,
+        "cached": cached,
+        "cache_write": written,
+        "output": whole(given.get("output")) + reasoning,
+        "reasoning": reasoning,
+    }
+
+
+def replies(db: Path, session_id: str, since: int = 0) -> list[Reply]:
+    """The model's replies in session `session_id` begun at or after `since` (ms), oldest first;
+    none while the database or the session is not there. Raises sqlite3.Error when the file is
+    not opencode's database."""
+    if not db.is_file():
+        return []
+    connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+    try:
+        rows = connection.execute(
+            "select id, time_created, data from message where session_id = ? and time_created >= ? "
+            "order by time_created, id",
+            (session_id, since),
+        ).fetchall()
+    finally:
+        connection.close()
+    found = []
+    for key, created, data in rows:
+        try:
+            message = json.loads(data)
+        except ValueError:
+            continue
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        time = mapping(message.get("time"))
+        cost = message.get("cost")
+        found.append(
+            Reply(
+                id=str(key),
+                created=int(created),
+                model=str(message.get("modelID") or ""),
+                provider=str(message.get("providerID") or ""),
+                tokens=tokens_of(mapping(message.get("tokens"))),
+                cost=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else 0.0,
+                completed=bool(time.get("completed")),
+                finish=message.get("finish") if isinstance(message.get("finish"), str) else None,
+            )
+        )
+    return found
+
+
+def mapping(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one: a field opencode may leave out."""
+    return value if isinstance(value, dict) else {}
