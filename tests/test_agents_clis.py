@@ -192,14 +192,14 @@ async def fix_issue(wf, issue):
 
 
 # The API each CLI speaks to the fake model.
-DIALECTS = {"claude": "anthropic", "codex": "openai", "gemini": "gemini", "pi": "anthropic"}
+DIALECTS = {"claude": "anthropic", "codex": "openai", "gemini": "gemini", "pi": "anthropic", "opencode": "anthropic"}
 
 
 @pytest.mark.parametrize(
     "mix",
     [
         pytest.param(("claude", "gemini", "codex"), id="claude-gemini-codex"),
-        pytest.param(("pi", "gemini", "codex"), id="pi-gemini-codex"),
+        pytest.param(("pi", "gemini", "opencode"), id="pi-gemini-opencode"),
     ],
 )
 def test_the_seeds_fix_issue_stops_without_a_review_and_a_continue_reruns_only_the_review(
