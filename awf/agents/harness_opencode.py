@@ -19,28 +19,36 @@ from its catalog of models, and awf prices with genai-prices a call it gave no p
 opencode retries a failing model call five times, with waits that double up to 30 s: a delivery
 that has done nothing but retry for `retry_limit` seconds (default 60) is ended, and the turn fails
 with opencode's own words (its log on stderr, `--print-logs`).
+
+With "placement": "pane", the agent is opencode's terminal UI with the same model and rule, each
+message pasted into it. Its database (usage_opencode) says when the model finished a message (a
+whole reply that asks for no tool) or failed, with what tokens and cost; its log file says when it
+has done nothing but retry for `retry_limit` seconds.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from . import usage_opencode
-from .harness import Capabilities, Message, Session, Stopped
+from .harness import Capabilities, Message, PaneProgram, Session, Stopped
 from .headless import Ran, failure, run_delivery
 from .kit import AgentCli
-from .usage import price
+from .usage import TOKEN_KINDS, price
 from .usage_opencode import mapping
 
 TESTED_VERSION = "1.18.33"
 VARIABLE = "AWF_OPENCODE"
 INSTALL = "Install opencode (npm install -g opencode-ai)"
 RETRY_LIMIT = 60.0
+BOOTED = b'message="booting location services"'  # its log's line once its UI's server has started
+CLOCK_SLACK_MS = 1000  # a message opencode stamps this much before awf pasted it is still its reply
 # The agents awf lets run `awf answer`: opencode's two primary agents, and one named by --agent.
 AGENTS = ("build", "plan")
 ANSWER_RULE = {"bash": {"awf answer *": "allow"}}
@@ -59,8 +67,8 @@ class OpencodeHarness(AgentCli):
         tokens=True,
         cost="reported",
         session_file=False,
-        pane=False,
-        pane_finish=False,
+        pane=True,
+        pane_finish=True,
         sandbox_login=False,
     )
     program = "opencode"
@@ -74,9 +82,11 @@ class OpencodeHarness(AgentCli):
         "In opencode, pass the answer as one argument to one command of the bash tool: "
         "awf answer '<the answer>' (quote it for the shell)."
     )
+    pane_answer_hint: ClassVar[str | None] = answer_hint
     # After `awf answer`, opencode sends the command's output to the model and writes its last words
     # and the step's tokens.
     answer_grace: ClassVar[float] = 30.0
+    pane_answer_grace: ClassVar[float] = 30.0
 
     def options_problem(self, runtime: dict[str, Any]) -> str | None:
         model = runtime.get("model")
@@ -142,6 +152,30 @@ class OpencodeHarness(AgentCli):
         if session.id:
             options += ["--session", session.id]
         return options + self.extra_args(session)
+
+    def pane_command(self, session: Session, env: Mapping[str, str]) -> PaneProgram:
+        """opencode's own terminal UI, for "placement": "pane", with the model, the rule for `awf
+        answer` and the runtime's arguments; a program started again after it exited continues
+        the session. Its UI takes no variant: "effort" is for headless deliveries."""
+        program = self.find(env)[0] or "opencode"
+        session.data["pane_resumed"] = session.id is not None
+        options = []
+        model = self.model(session)
+        if model:
+            options += ["--model", model]
+        if session.id:
+            options += ["--session", session.id]
+        env_more = {"OPENCODE_CONFIG_CONTENT": self._config(session, env)}
+        ready = _Ready(_log(env))
+        return PaneProgram([program, *options, *self.extra_args(session)], env=env_more, ready=ready, settle=1.0)
+
+    def pane_text(self, session: Session, message: Message, fresh: bool) -> str:
+        if fresh and session.data.get("pane_resumed"):
+            return message.text  # a continued session has the instructions and the turn's prompt
+        return super().pane_text(session, message, fresh)
+
+    def pane_watch(self, session: Session, message: Message) -> _Finished:
+        return _Finished(session, message)
 
     def _config(self, session: Session, env: Mapping[str, str]) -> str:
         """The configuration opencode adds over the user's: the rule that lets the agents awf runs
@@ -283,31 +317,40 @@ def _unescape(logged: str) -> str:
 
 
 class _Retries:
-    """Ends a delivery that has done nothing but retry its model call for `limit` seconds."""
+    """Ends a delivery that has done nothing but retry its model call for `limit` seconds, as
+    opencode's log (from byte `offset` of the file) shows: of its session, once that is known."""
 
-    def __init__(self, stderr: Path, limit: float) -> None:
-        self.stderr = stderr
+    def __init__(self, log: Path, limit: float, offset: int = 0) -> None:
+        self.log = log
         self.limit = limit
-        self.offset = 0
+        self.offset: int = offset
+        self.pending: bytes = b""
         self.since: float | None = None
-        self.said = ""
+        self.said: str = ""
 
-    def __call__(self, event: dict[str, Any] | None) -> str | None:
+    def progress(self) -> None:
+        """The model answered: whatever comes now is progress."""
+        self.since = None
+
+    def __call__(self, event: dict[str, Any] | None, session: str | None = None) -> str | None:
         if event is not None:
             if event.get("type") in ("text", "tool_use", "step_finish"):
-                self.since = None  # the model answered: whatever comes now is progress
+                self.progress()
             return None
         try:
-            with self.stderr.open("rb") as handle:
+            with self.log.open("rb") as handle:
                 handle.seek(self.offset)
                 data = handle.read()
         except OSError:
             return None
         self.offset += len(data)
-        errors = _STREAM_ERROR.findall(data.decode("utf-8", errors="replace"))
-        if errors:
-            self.since = self.since or time.monotonic()
-            self.said = _unescape(errors[-1])
+        *lines, self.pending = (self.pending + data).split(b"\n")
+        for line in lines:
+            text = line.decode("utf-8", errors="replace")
+            found = _STREAM_ERROR.search(text)
+            if found and (session is None or f"session.id={session} " in text):
+                self.since = self.since or time.monotonic()
+                self.said = _unescape(found.group(1))
         if self.since is not None and time.monotonic() - self.since >= self.limit:
             reason = (
                 f"opencode cannot get an answer from its model: it kept retrying for {self.limit:g} s, and awf "
@@ -317,6 +360,106 @@ class _Retries:
                 reason += "; the model's API is rate-limiting this key: wait, or use another model or key"
             return reason
         return None
+
+
+def _log(env: Mapping[str, str]) -> Path:
+    """The log file opencode's terminal UI appends to: every opencode of this home's."""
+    return usage_opencode.database(env).parent / "log" / "opencode.log"
+
+
+class _Ready:
+    """opencode's UI takes input: its input box is drawn, and its log says the program has booted
+    since it was started (its box is drawn before, and what is pasted then is lost)."""
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+        self.offset: int = _size(log)
+
+    def __call__(self, screen: str) -> bool:
+        if "ctrl+p" not in screen:
+            return False
+        try:
+            with self.log.open("rb") as handle:
+                handle.seek(self.offset)
+                return BOOTED in handle.read()
+        except OSError:
+            return False
+
+
+class _Finished:
+    """The `pane_watch` of opencode: its database has a reply of the model to the message pasted,
+    whole and not asking for a tool (the model's turn is over), or failed. The tokens are the
+    turn's so far; the cost, this delivery's."""
+
+    def __init__(self, session: Session, message: Message) -> None:
+        self.session = session
+        self.message = message
+        self.db: Path = usage_opencode.database(message.env)
+        self.since: int = int(time.time() * 1000) - CLOCK_SLACK_MS
+        log = _log(message.env)
+        self.retries: _Retries = _Retries(log, float(session.runtime.get("retry_limit", RETRY_LIMIT)), _size(log))
+        self.answered: int = 0
+        if session.data.get("pane_turn") != message.turn:
+            session.data["pane_turn"], session.data["pane_turn_since"] = message.turn, self.since
+        self.turn_since: int = session.data["pane_turn_since"]
+
+    def __call__(self) -> Stopped | None:
+        try:
+            if self.session.id is None:
+                self.session.id = usage_opencode.session_started(self.db, self.session.cwd.resolve(), self.since)
+                if self.session.id is None:
+                    return None
+            replies = usage_opencode.replies(self.db, self.session.id, self.since)
+            # A reply is marked done while opencode still retries its call: only a reason it ended is progress.
+            answered = sum(1 for reply in replies if reply.finish is not None and reply.error is None)
+            if answered > self.answered:
+                self.answered = answered
+                self.retries.progress()
+            gave_up = self.retries(None, self.session.id)
+            if gave_up is not None:
+                return Stopped(failed=gave_up)
+            if not replies or not replies[-1].completed:
+                return None
+            last = replies[-1]
+            if last.error is None and last.finish in (None, "tool-calls", "unknown"):
+                return None  # a tool runs, and the model is asked again
+            turn = usage_opencode.replies(self.db, self.session.id, self.turn_since)
+        except (OSError, sqlite3.Error):
+            return None
+        usage, cost = _pane_usage(self.session, turn, replies)
+        if last.error is not None:
+            return Stopped(failed=f"opencode: {last.error}", usage=usage, cost=cost)
+        return Stopped(usage=usage, cost=cost)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _pane_usage(
+    session: Session, turn: list[usage_opencode.Reply], delivery: list[usage_opencode.Reply]
+) -> tuple[dict[str, Any], float | None]:
+    """The turn's tokens so far and this delivery's cost, from the replies opencode recorded."""
+    tokens = {kind: sum(reply.tokens[kind] for reply in turn) for kind in TOKEN_KINDS}
+    models = sorted({reply.model for reply in turn if reply.model})
+    cost: float | None = 0.0
+    why = []
+    for reply in delivery:
+        priced: float | None = reply.cost
+        if not reply.cost and any(reply.tokens.values()):
+            priced, problem = price(reply.provider, reply.model, reply.tokens)
+            if problem:
+                why.append(problem)
+        cost = None if cost is None or priced is None else cost + priced
+    usage: dict[str, Any] = {"model": models[0] if len(models) == 1 else session.runtime.get("model"), **tokens}
+    if len(models) > 1:
+        usage["models"] = models
+    if why:
+        usage["cost_unknown"] = "; ".join(sorted(set(why)))
+    return usage, cost
 
 
 HARNESS = OpencodeHarness

@@ -44,6 +44,7 @@ class Reply:
     cost: float
     completed: bool
     finish: str | None
+    error: str | None  # why the call failed, in opencode's words; None: it did not
 
 
 def tokens_of(given: Mapping[str, Any]) -> dict[str, int]:
@@ -63,17 +64,12 @@ def replies(db: Path, session_id: str, since: int = 0) -> list[Reply]:
     """The model's replies in session `session_id` begun at or after `since` (ms), oldest first;
     none while the database or the session is not there. Raises sqlite3.Error when the file is
     not opencode's database."""
-    if not db.is_file():
-        return []
-    connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
-    try:
-        rows = connection.execute(
-            "select id, time_created, data from message where session_id = ? and time_created >= ? "
-            "order by time_created, id",
-            (session_id, since),
-        ).fetchall()
-    finally:
-        connection.close()
+    rows = _query(
+        db,
+        "select id, time_created, data from message where session_id = ? and time_created >= ? "
+        "order by time_created, id",
+        (session_id, since),
+    )
     found = []
     for key, created, data in rows:
         try:
@@ -94,9 +90,46 @@ def replies(db: Path, session_id: str, since: int = 0) -> list[Reply]:
                 cost=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else 0.0,
                 completed=bool(time.get("completed")),
                 finish=message.get("finish") if isinstance(message.get("finish"), str) else None,
+                error=_error(message.get("error")),
             )
         )
     return found
+
+
+def session_started(db: Path, cwd: Path, since: int) -> str | None:
+    """The session a prompt typed at or after `since` (ms) went to: of the sessions given a
+    prompt since then, the newest one of the folder `cwd` (opencode may record the folder its
+    project begins at, above `cwd`), else the newest. None while there is none."""
+    rows = _query(
+        db,
+        "select m.session_id, s.directory from message m join session s on s.id = m.session_id "
+        'where m.time_created >= ? and m.data like \'%"role":"user"%\' order by m.time_created desc',
+        (since,),
+    )
+    folders = {cwd, *cwd.parents}
+    mine = [key for key, directory in rows if directory and Path(directory) in folders]
+    return str(mine[0]) if mine else (str(rows[0][0]) if rows else None)
+
+
+def _query(db: Path, sql: str, arguments: tuple[Any, ...]) -> list[Any]:
+    """The rows of a read-only query; none while the database is not there."""
+    if not db.is_file():
+        return []
+    connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+    try:
+        return connection.execute(sql, arguments).fetchall()
+    finally:
+        connection.close()
+
+
+def _error(error: Any) -> str | None:
+    """A failed call's error as opencode words it: its message, and the HTTP status it had."""
+    if not isinstance(error, dict):
+        return None
+    data = mapping(error.get("data"))
+    said = str(data.get("message") or error.get("name") or "the call failed").strip()
+    status = data.get("statusCode")
+    return f"{said} (HTTP {status})" if isinstance(status, int) else said
 
 
 def mapping(value: Any) -> dict[str, Any]:
