@@ -299,6 +299,13 @@ def lingering(marker: str) -> list[int]:
     return found
 
 
+def wait_for_one(marker: str, timeout: float = 30) -> list[int]:
+    until = time.monotonic() + timeout
+    while not (found := lingering(marker)) and time.monotonic() < until:
+        time.sleep(0.05)
+    return found
+
+
 def wait_none(marker: str, timeout: float = 15) -> list[int]:
     until = time.monotonic() + timeout
     while (left := lingering(marker)) and time.monotonic() < until:
@@ -318,7 +325,8 @@ def test_sandboxed_processes_are_gone_when_the_attempt_ends(world: World, ending
     process = world.project.start("run", str(world.workflow), "--id", ending, *flags, env=given)
     try:
         world.project.wait_for(started, timeout=60)
-        assert lingering(marker), "the agent's child never started"
+        # The shell writes `started` once it has forked the child, which may not have exec'd yet.
+        assert wait_for_one(marker), "the agent's child never started"
         if ending in ("ctrl-c", "crash"):
             send(process, signal.SIGINT if ending == "ctrl-c" else signal.SIGKILL)
         done = finish(process, timeout=60)
