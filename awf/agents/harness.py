@@ -143,6 +143,7 @@ class PaneProgram:
     submit: tuple[str, ...] = ("Enter",)  # keys pressed after the paste, by tmux's key names
     ready: Callable[[str], bool] | None = None  # the screen shows it takes input; None: at once
     settle: float = 0.3  # seconds between the paste and the submit keys, for a program to take the paste
+    unset: tuple[str, ...] = ()  # variables of awf's environment the program must not see
 
 
 class Harness:

@@ -53,6 +53,7 @@ AUTH_EXIT = 41
 _RETRYING = re.compile(r"^Attempt \d+ failed.*Retrying.*$", re.M)
 _STATUS = re.compile(r"\b(?:code|status)\b\W{0,3}(\d{3})\b")
 _INPUT_BOX = re.compile(r"Type your message", re.I)
+_CI_MARKS = ("CI", "GITHUB_ACTIONS")
 
 
 class GeminiHarness(AgentCli):
@@ -183,7 +184,9 @@ class GeminiHarness(AgentCli):
         # Gemini CLI takes an Enter that comes soon after a paste as part of it (a line break), by
         # its own clock, which a loaded machine slows: awf waits before it presses Enter.
         ready = _Ready(self, session, env, _size(file))
-        return PaneProgram([program, *options], ready=ready, settle=PASTE_SETTLE)
+        # Gemini CLI runs headless whenever CI or GITHUB_ACTIONS is "true", terminal or not, and
+        # then exits at once for want of a prompt: in a pane it must see neither.
+        return PaneProgram([program, *options], ready=ready, settle=PASTE_SETTLE, unset=_CI_MARKS)
 
     def pane_text(self, session: Session, message: Message, fresh: bool) -> str:
         if fresh and session.data.get("pane_resumed"):

@@ -326,6 +326,8 @@ def _launcher(session: Session, program: PaneProgram, env: Mapping[str, str]) ->
     command, given = session.confined(program.command, {**env, **program.env})
     # The pane lives longer than a turn: `awf answer` finds the turn from the agent's folder.
     given.pop(ENV_TURN, None)
+    for key in program.unset:
+        given.pop(key, None)
     status = shlex.quote(str(status_file(session)))
     lines = [
         "#!/bin/sh",

@@ -79,7 +79,10 @@ def require(name: str) -> str:
 
 def base_env() -> dict[str, str]:
     """The test process's environment without anything that points a CLI at a real provider."""
-    return {key: value for key, value in os.environ.items() if key not in _FOREIGN}
+    env = {key: value for key, value in os.environ.items() if key not in _FOREIGN}
+    # CI machines say CI=true, and some CLIs change how they behave on it: here as there.
+    env["CI"] = "true"
+    return env
 
 
 def claude_env(url: str, home: Path) -> dict[str, str]:
