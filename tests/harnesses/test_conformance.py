@@ -166,11 +166,13 @@ class Agent:
     def turns(self, run_id: str) -> list[dict[str, Any]]:
         return self.entries(run_id, "turn")
 
-    def expect_gap(self, request: pytest.FixtureRequest, case: str) -> None:
-        """Mark this test as expected to fail where KNOWN_GAPS lists the case for this harness and placement."""
+    def expect_gap(self, request: pytest.FixtureRequest, case: str) -> bool:
+        """Mark this test as expected to fail where KNOWN_GAPS lists the case for this harness and
+        placement; whether it does."""
         gap = KNOWN_GAPS.get((self.subject.name, "pane" if self.pane else "headless", case))
         if gap is not None:
             request.applymarker(pytest.mark.xfail(reason=gap, strict=True))
+        return gap is not None
 
     def ended_cleanly(self, run_id: str) -> None:
         """Nothing of the run's agent is left running: its process groups, its pane, its workspace."""
@@ -303,14 +305,16 @@ def test_a_server_error_fails_the_turn_in_the_clis_words(headless: Agent, model:
 def test_a_model_that_cannot_be_reached_fails_the_turn_long_before_its_deadline(
     agent: Agent, request: pytest.FixtureRequest
 ) -> None:
-    agent.expect_gap(request, "unreachable")
+    # A CLI can take half a minute to start on a loaded machine (opencode does), so the deadline is
+    # far off; a known gap waits for it, so there it is nearer, to keep the suite short.
+    deadline = 45 if agent.expect_gap(request, "unreachable") else 120
     agent.point_at(f"http://127.0.0.1:{unused_port()}")
-    done = agent.run("unreachable", timeout=45)
+    done = agent.run("unreachable", timeout=deadline)
 
     assert done.code == 3, done.stderr
     [turn] = agent.turns("unreachable")
     assert turn["outcome"] == "failed" and turn["reason"].startswith(agent.subject.name), turn["reason"]
-    assert turn["seconds"] < 30  # not its deadline
+    assert turn["seconds"] < deadline / 2
     agent.ended_cleanly("unreachable")
 
 
