@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 from ..record.files import write_atomic
 from . import usage_gemini
 from .harness import Capabilities, Message, PaneProgram, Session, Stopped
-from .headless import Ran, failure, run_delivery
+from .headless import Ran, run_delivery
 from .kit import AgentCli
 from .usage import SessionUsage
 
@@ -127,16 +127,13 @@ class GeminiHarness(AgentCli):
         return Stopped(text=_last_words(ran), usage=usage, cost=cost)
 
     def _broke(self, program: str, ran: Ran) -> str:
-        """Why Gemini CLI ended before its result line, in its own words: its usage text puts
-        "Unknown arguments" first on stderr, before the end awf reads."""
+        """Why Gemini CLI ended before its result line, in its own words."""
         said = _stderr_said(ran)
         if ran.code == AUTH_EXIT:
             return (
                 f"gemini is not logged in: run `gemini` once to log in, or set GEMINI_API_KEY "
                 f"(Gemini CLI said: {said or 'nothing'})"
             )
-        if self.unknown_option(said):
-            return failure(self.name, program, ran, self.tested_version, lambda _: True)
         return self.broke(program, ran)
 
     def _first_prompt(self, session: Session, message: Message) -> str:

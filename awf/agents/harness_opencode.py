@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 
 from . import usage_opencode
 from .harness import Capabilities, Message, PaneProgram, Session, Stopped
-from .headless import Ran, failure, run_delivery
+from .headless import Ran, run_delivery
 from .kit import AgentCli
 from .usage import TOKEN_KINDS, price
 from .usage_opencode import mapping
@@ -101,13 +101,6 @@ class OpencodeHarness(AgentCli):
         # opencode answers an option it does not know with its usage text alone, on stderr.
         return "Positionals:" in stderr and "show help" in stderr
 
-    def _broke(self, program: str, ran: Ran) -> str:
-        """Why opencode ended before it said anything: its usage text, where it did not know an
-        option, is longer than the end of stderr awf reads."""
-        if self.unknown_option(_stderr(ran)):
-            return failure(self.name, program, ran, self.tested_version, lambda _: True)
-        return self.broke(program, ran)
-
     async def deliver(self, session: Session, message: Message) -> Stopped:
         program, problem = self.find(message.env)
         if program is None:
@@ -128,7 +121,7 @@ class OpencodeHarness(AgentCli):
         if errors:
             return Stopped(failed=_error_reason(errors[-1], ran, session), usage=usage, cost=cost)
         if ran.code != 0 or not ran.events:
-            return Stopped(failed=self._broke(program, ran), usage=usage, cost=cost)
+            return Stopped(failed=self.broke(program, ran), usage=usage, cost=cost)
         return Stopped(text=_last_words(ran), usage=usage, cost=cost)
 
     def _first_prompt(self, session: Session, message: Message) -> str:

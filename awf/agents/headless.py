@@ -24,6 +24,7 @@ from .output import read_end
 
 POLL = 0.1
 STDERR_TAIL = 2000
+STDERR_HEAD = 16384  # what of stderr is searched for the CLI's refusal of an option, besides the tail
 
 
 def find_program(name: str, variable: str, env: Mapping[str, str], install: str) -> tuple[str | None, str | None]:
@@ -80,6 +81,14 @@ class Ran:
 
     def stderr_tail(self) -> str:
         return read_end(self.stderr, STDERR_TAIL).strip()
+
+    def stderr_head(self) -> str:
+        """The start of its stderr, where a CLI's usage text begins (longer than the tail)."""
+        try:
+            with open(self.stderr, "rb") as handle:
+                return handle.read(STDERR_HEAD).decode("utf-8", errors="replace")
+        except OSError:
+            return ""
 
 
 class JsonLines:
@@ -166,7 +175,7 @@ def failure(name: str, program: str, ran: Ran, tested: str, unknown_option: Call
     how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
     tail = ran.stderr_tail() or "\n".join(ran.raw[-5:])
     said = f"; the end of its stderr:\n{tail}" if tail else " and printed nothing on stderr"
-    if unknown_option(tail):
+    if unknown_option(tail) or unknown_option(ran.stderr_head()):
         version = version_of(program) or "of an unknown version"
         return (
             f"{program} ({name} {version}) does not know an option awf gives it: update it to {tested} "
