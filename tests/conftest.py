@@ -1,4 +1,5 @@
-"""Shared fixtures: a project folder, workflow files in it, and the real `awf` CLI in a subprocess."""
+"""Shared fixtures: a project folder, workflow files in it, the real `awf` CLI in a subprocess, and the
+fake model server (tests/fakemodel) the real agent CLIs are pointed at."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import sys
 import textwrap
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fakemodel import FakeModel
 
 AWF = [sys.executable, "-m", "awf"]
 
@@ -98,6 +101,13 @@ class Project:
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     return Project(tmp_path)
+
+
+@pytest.fixture
+def model() -> Iterator[FakeModel]:
+    """The fake model server, on a loopback port of its own."""
+    with FakeModel() as server:
+        yield server
 
 
 def finish(process: subprocess.Popen[str], timeout: float = 30) -> Result:

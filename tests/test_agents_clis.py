@@ -7,85 +7,18 @@ Each test scripts what the model says; the CLI really runs the `awf answer` the 
 from __future__ import annotations
 
 import json
-import shlex
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from cli_projects import PLAN, CliProject, answer, point_clis_at
 from conftest import Project
-from fakemodel import FakeModel, Shell, Text
-from fakemodel.clis import CLAUDE, CODEX, GEMINI, OPENCODE, PI, base_env, require
-
-SETUPS = {setup.name: setup for setup in (CLAUDE, CODEX, GEMINI, PI, OPENCODE)}
-
-PLAN_VALUE = {"branch": "fix/212", "steps": ["parse years before 1970"]}
-
-WORKFLOW = """
-import json
-import os
-
-import awf
-
-PLAN = {
-    "type": "object",
-    "required": ["branch", "steps"],
-    "additionalProperties": False,
-    "properties": {"branch": {"type": "string"}, "steps": {"type": "array", "items": {"type": "string"}}},
-}
-
-
-@awf.workflow(name="ask", description="Ask one agent for a plan.")
-async def ask(wf):
-    runtime = json.loads(os.environ["AGENT_RUNTIME"])
-
-    async def plan():
-        agent = await wf.agents.open(key="planner", runtime=runtime, instructions="You plan fixes.")
-        turn = await agent.run(prompt="Plan a fix for #212.", schema=PLAN, timeout=60)
-        if not turn.outcome.answered:
-            wf.stop(f"{turn.outcome.kind}: {turn.outcome.reason}")
-        return turn.outcome.value
-
-    return await wf.stage("plan", plan, result=PLAN)
-"""
-
-
-def answer(value: Any) -> Shell:
-    """The model runs `awf answer` with the value as one argument, as the claude hint asks."""
-    return Shell("awf answer " + shlex.quote(json.dumps(value)))
-
-
-@pytest.fixture
-def model() -> Iterator[FakeModel]:
-    with FakeModel() as server:
-        yield server
-
-
-class Agents:
-    """A project whose `awf run` reaches the real CLIs, pointed at the fake model."""
-
-    def __init__(self, project: Project, harness: str, url: str) -> None:
-        require(harness)
-        self.project = project
-        self.harness = harness
-        home = project.path.parent / "home"
-        project.env = {**base_env(), "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
-        project.env.update(SETUPS[harness].env(url, home))
-        home.mkdir(parents=True, exist_ok=True)
-        self.workflow = project.write("ask.py", WORKFLOW)
-
-    def run(self, run_id: str, runtime: dict[str, Any] | None = None, **env: str) -> Any:
-        runtime = runtime or {"harness": self.harness}
-        return self.project.awf(
-            "run", str(self.workflow), "--id", run_id, env={"AGENT_RUNTIME": json.dumps(runtime), **env}, timeout=120
-        )
-
-    def turns(self, run_id: str) -> list[dict[str, Any]]:
-        return [entry for entry in self.project.log("ask", run_id) if entry["kind"] == "turn"]
+from fakemodel import FakeModel, Text
+from fakemodel.clis import CLAUDE, CODEX, SETUPS
 
 
 def test_a_model_without_a_price_has_a_null_cost_and_says_why(project: Project, model: FakeModel) -> None:
-    codex = Agents(project, "codex", model.url)
-    model.script(Text(json.dumps(PLAN_VALUE)))
+    codex = CliProject(project, CODEX, model.url)
+    model.script(Text(json.dumps(PLAN)))
     done = codex.run("unpriced", {"harness": "codex", "model": "gpt-6.2-sol"})
 
     assert done.code == 0, done.stderr
@@ -96,7 +29,7 @@ def test_a_model_without_a_price_has_a_null_cost_and_says_why(project: Project, 
 
 
 def test_claude_without_a_login_fails_the_turn_saying_to_log_in(project: Project, model: FakeModel) -> None:
-    claude = Agents(project, "claude", model.url)
+    claude = CliProject(project, CLAUDE, model.url)
     del project.env["ANTHROPIC_API_KEY"]
     done = claude.run("login")
 
@@ -108,7 +41,7 @@ def test_claude_without_a_login_fails_the_turn_saying_to_log_in(project: Project
 
 
 def test_a_cli_too_old_for_an_option_names_the_version_needed(project: Project, model: FakeModel) -> None:
-    claude = Agents(project, "claude", model.url)
+    claude = CliProject(project, CLAUDE, model.url)
     old = project.write(
         "old-claude",
         """
@@ -130,7 +63,7 @@ def test_a_cli_too_old_for_an_option_names_the_version_needed(project: Project, 
 
 
 def test_awf_codex_that_is_not_a_program_fails_the_turn_saying_so(project: Project, model: FakeModel) -> None:
-    codex = Agents(project, "codex", model.url)
+    codex = CliProject(project, CODEX, model.url)
     project.env["AWF_CODEX"] = str(project.path / "no-such-codex")
     done = codex.run("nowhere")
 
@@ -207,17 +140,14 @@ def test_the_seeds_fix_issue_stops_without_a_review_and_a_continue_reruns_only_t
 ) -> None:
     # A different CLI a stage: the planner's, the builder's and the reviewer's.
     planner, builder, reviewer = mix
-    home = project.path.parent / "home"
-    project.env = {**base_env(), "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+    point_clis_at(project, [SETUPS[name] for name in mix], model.url)
     runtimes = {}
     for key, name in zip(("planner", "builder", "reviewer"), mix, strict=True):
-        require(name)
-        project.env.update(SETUPS[name].env(model.url, home))
         runtimes[key] = {"harness": name, **SETUPS[name].runtime}
     project.env["RUNTIMES"] = json.dumps(runtimes)
     workflow = project.write("fix_issue.py", FIX_ISSUE)
     model.script(
-        answer(PLAN_VALUE),
+        answer(PLAN),
         Text("Planned."),  # the planner
         answer({"commit": "4be1c07"}),
         Text("Built."),  # the builder
@@ -251,7 +181,7 @@ def test_the_seeds_fix_issue_stops_without_a_review_and_a_continue_reruns_only_t
 @pytest.mark.parametrize(
     ("page", "argv", "value"),
     [
-        ("claude.md", ["plan.py", "--id", "212", "--", "#212: dates before 1970 parse as null"], PLAN_VALUE),
+        ("claude.md", ["plan.py", "--id", "212", "--", "#212: dates before 1970 parse as null"], PLAN),
         ("codex.md", ["review.py", "--id", "4be1c07", "--", "4be1c07"], {"approved": True, "findings": []}),
         ("gemini.md", ["triage.py", "--id", "212", "--", "#212"], {"severity": "high", "area": "dates"}),
         ("pi.md", ["review.py", "--id", "4be1c07", "--", "4be1c07"], {"approved": True, "findings": []}),
@@ -262,7 +192,7 @@ def test_the_pages_example_runs_on_the_real_cli(
 ) -> None:
     from test_docs import DOCS, examples
 
-    Agents(project, page.removesuffix(".md"), model.url)
+    point_clis_at(project, [SETUPS[page.removesuffix(".md")]], model.url)
     for kind, name, text in examples(DOCS / page):
         if kind == "file":
             (project.path / name).write_text(text)

@@ -1,50 +1,19 @@
 """What only the gemini runtime does, end to end: the real `awf run`, the real Gemini CLI, the fake
-model server. The behaviour every harness shares is in test_agents_clis.py."""
+model server. The behaviour every harness shares is in the conformance suite (tests/harnesses)."""
 
 from __future__ import annotations
 
-import json
 import time
-from typing import Any
 
 import pytest
+from cli_projects import CliProject
 from conftest import Project
 from fakemodel import FakeModel, Status, unused_port
-from fakemodel.clis import base_env, gemini_env, require, write_gemini_settings
-from test_agents_clis import WORKFLOW
+from fakemodel.clis import GEMINI, write_gemini_settings
 
 RUNTIME = {"harness": "gemini", "model": "gemini-2.5-flash"}
 
 pytestmark = pytest.mark.harnesses
-
-
-class Gemini:
-    """A project whose `awf run` reaches the real Gemini CLI at `url`."""
-
-    def __init__(self, project: Project, url: str, *, attempts: int = 2) -> None:
-        require("gemini")
-        self.project = project
-        home = project.path.parent / "home"
-        project.env = {**base_env(), **gemini_env(url, home), "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
-        write_gemini_settings(home, attempts=attempts)
-        self.home = home
-        self.workflow = project.write("ask.py", WORKFLOW)
-
-    def run(self, run_id: str, runtime: dict[str, Any] | None = None) -> Any:
-        runtime = runtime or RUNTIME
-        return self.project.awf(
-            "run", str(self.workflow), "--id", run_id, env={"AGENT_RUNTIME": json.dumps(runtime)}, timeout=240
-        )
-
-    def turn(self, run_id: str) -> dict[str, Any]:
-        [turn] = [entry for entry in self.project.log("ask", run_id) if entry["kind"] == "turn"]
-        return turn
-
-
-@pytest.fixture
-def model() -> Any:
-    with FakeModel() as server:
-        yield server
 
 
 @pytest.mark.parametrize(
@@ -57,7 +26,7 @@ def model() -> Any:
 def test_a_model_not_found_or_a_rate_limit_fails_the_turn_saying_so(
     project: Project, model: FakeModel, code: int, words: str
 ) -> None:
-    gemini = Gemini(project, model.url)
+    gemini = CliProject(project, GEMINI, model.url, runtime=RUNTIME)
     model.script(Status(code, f"the fake says {code}", times=None))
     done = gemini.run(f"refused-{code}")
 
@@ -69,7 +38,8 @@ def test_a_model_not_found_or_a_rate_limit_fails_the_turn_saying_so(
 
 def test_a_model_that_cannot_be_reached_ends_the_turn_after_the_retry_limit(project: Project) -> None:
     # Gemini CLI's own ten attempts, with waits of up to 30 s: awf ends it long before.
-    gemini = Gemini(project, f"http://127.0.0.1:{unused_port()}", attempts=10)
+    gemini = CliProject(project, GEMINI, f"http://127.0.0.1:{unused_port()}", runtime=RUNTIME)
+    write_gemini_settings(gemini.home, attempts=10)
     started = time.monotonic()
     done = gemini.run("down", {**RUNTIME, "retry_limit": 3})
 
@@ -82,7 +52,7 @@ def test_a_model_that_cannot_be_reached_ends_the_turn_after_the_retry_limit(proj
 
 
 def test_gemini_without_a_key_fails_the_turn_saying_to_log_in(project: Project, model: FakeModel) -> None:
-    gemini = Gemini(project, model.url)
+    gemini = CliProject(project, GEMINI, model.url, runtime=RUNTIME)
     del project.env["GEMINI_API_KEY"]
     done = gemini.run("login")
 
@@ -97,7 +67,7 @@ def test_gemini_without_a_key_fails_the_turn_saying_to_log_in(project: Project, 
 def test_an_option_gemini_does_not_know_names_the_version_awf_is_tested_with(
     project: Project, model: FakeModel
 ) -> None:
-    gemini = Gemini(project, model.url)
+    gemini = CliProject(project, GEMINI, model.url, runtime=RUNTIME)
     done = gemini.run("unknown", {**RUNTIME, "extra_args": ["--no-such-option"]})
 
     assert done.code == 3, done.stderr
@@ -106,7 +76,7 @@ def test_an_option_gemini_does_not_know_names_the_version_awf_is_tested_with(
 
 
 def test_a_missing_gemini_fails_the_turn_naming_the_npm_package(project: Project, model: FakeModel) -> None:
-    gemini = Gemini(project, model.url)
+    gemini = CliProject(project, GEMINI, model.url, runtime=RUNTIME)
     project.env["PATH"] = str(project.path / "bin") + ":/usr/bin:/bin"
     done = gemini.run("missing")
 
@@ -120,7 +90,7 @@ def test_a_missing_gemini_fails_the_turn_naming_the_npm_package(project: Project
 
 
 def test_effort_is_refused_as_gemini_has_none(project: Project, model: FakeModel) -> None:
-    gemini = Gemini(project, model.url)
+    gemini = CliProject(project, GEMINI, model.url, runtime=RUNTIME)
     done = gemini.run("effort", {**RUNTIME, "effort": "high"})
 
     assert done.code != 0

@@ -4,66 +4,34 @@ model server. The behaviour every harness shares is in the conformance suite (te
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+from cli_projects import PLAN, CliProject, answer
 from conftest import Project
 from fakemodel import FakeModel, Shell, Status, Text
-from fakemodel.clis import base_env, opencode_env, require
-from test_agents_clis import PLAN_VALUE, WORKFLOW, answer
+from fakemodel.clis import OPENCODE
 
 RUNTIME = {"harness": "opencode", "model": "anthropic/claude-sonnet-4-5"}
 
 pytestmark = pytest.mark.harnesses
 
 
-class Opencode:
-    """A project whose `awf run` reaches the real opencode at `url`."""
-
-    def __init__(self, project: Project, url: str) -> None:
-        require("opencode")
-        self.project = project
-        self.home = project.path.parent / "home"
-        project.env = {**base_env(), **opencode_env(url, self.home), "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
-        self.workflow = project.write("ask.py", WORKFLOW)
-
-    @property
-    def config_file(self) -> Path:
-        return self.home / ".config" / "opencode" / "opencode.json"
-
-    def configure(self, change: Any) -> None:
-        """Change the user's opencode.json: `change(config)` edits it in place."""
-        config = json.loads(self.config_file.read_text())
-        change(config)
-        self.config_file.write_text(json.dumps(config))
-
-    def run(self, run_id: str, runtime: dict[str, Any] | None = None) -> Any:
-        runtime = runtime or RUNTIME
-        return self.project.awf(
-            "run", str(self.workflow), "--id", run_id, env={"AGENT_RUNTIME": json.dumps(runtime)}, timeout=240
-        )
-
-    def entries(self, run_id: str, kind: str) -> list[dict[str, Any]]:
-        return [entry for entry in self.project.log("ask", run_id) if entry["kind"] == kind]
-
-    def turn(self, run_id: str) -> dict[str, Any]:
-        [turn] = self.entries(run_id, "turn")
-        return turn
-
-
-@pytest.fixture
-def model() -> Any:
-    with FakeModel() as server:
-        yield server
+def configure(opencode: CliProject, change: Callable[[dict[str, Any]], Any]) -> None:
+    """Change the user's opencode.json: `change(config)` edits it in place."""
+    config_file = opencode.home / ".config" / "opencode" / "opencode.json"
+    config = json.loads(config_file.read_text())
+    change(config)
+    config_file.write_text(json.dumps(config))
 
 
 def test_awf_lets_opencode_run_awf_answer_and_no_other_command_the_users_rules_ask_about(
     project: Project, model: FakeModel
 ) -> None:
-    opencode = Opencode(project, model.url)
-    opencode.configure(lambda config: config.update(permission={"bash": "ask"}))
-    model.script(Shell("touch escaped"), answer(PLAN_VALUE), Text("Done."))
+    opencode = CliProject(project, OPENCODE, model.url, runtime=RUNTIME)
+    configure(opencode, lambda config: config.update(permission={"bash": "ask"}))
+    model.script(Shell("touch escaped"), answer(PLAN), Text("Done."))
     done = opencode.run("rules")
 
     assert done.code == 0, done.stderr
@@ -75,8 +43,8 @@ def test_awf_lets_opencode_run_awf_answer_and_no_other_command_the_users_rules_a
 def test_the_instructions_open_the_sessions_first_prompt_and_effort_is_opencodes_variant(
     project: Project, model: FakeModel
 ) -> None:
-    opencode = Opencode(project, model.url)
-    model.script(answer(PLAN_VALUE), Text("Done."))
+    opencode = CliProject(project, OPENCODE, model.url, runtime=RUNTIME)
+    model.script(answer(PLAN), Text("Done."))
     done = opencode.run("effort", {**RUNTIME, "effort": "high"})
 
     assert done.code == 0, done.stderr
@@ -96,7 +64,7 @@ def test_the_instructions_open_the_sessions_first_prompt_and_effort_is_opencodes
 def test_a_model_not_found_or_a_rate_limit_fails_the_turn_saying_so(
     project: Project, model: FakeModel, code: int, words: str
 ) -> None:
-    opencode = Opencode(project, model.url)
+    opencode = CliProject(project, OPENCODE, model.url, runtime=RUNTIME)
     model.script(Status(code, f"the fake says {code}", times=None))
     done = opencode.run(f"refused-{code}", {**RUNTIME, "retry_limit": 3})
 
@@ -107,7 +75,7 @@ def test_a_model_not_found_or_a_rate_limit_fails_the_turn_saying_so(
 
 
 def test_a_model_opencode_does_not_know_fails_the_turn_in_its_words(project: Project, model: FakeModel) -> None:
-    opencode = Opencode(project, model.url)
+    opencode = CliProject(project, OPENCODE, model.url, runtime=RUNTIME)
     done = opencode.run("unknown-model", {**RUNTIME, "model": "anthropic/claude-nine"})
 
     assert done.code == 3, done.stderr
@@ -120,7 +88,7 @@ def test_a_model_opencode_does_not_know_fails_the_turn_in_its_words(project: Pro
 def test_a_model_named_without_its_provider_is_refused_when_the_agent_is_opened(
     project: Project, model: FakeModel
 ) -> None:
-    opencode = Opencode(project, model.url)
+    opencode = CliProject(project, OPENCODE, model.url, runtime=RUNTIME)
     done = opencode.run("no-provider", {**RUNTIME, "model": "claude-sonnet-4-5"})
 
     assert done.code != 0
@@ -129,8 +97,8 @@ def test_a_model_named_without_its_provider_is_refused_when_the_agent_is_opened(
 
 
 def test_opencode_without_a_key_fails_the_turn_saying_to_log_in(project: Project, model: FakeModel) -> None:
-    opencode = Opencode(project, model.url)
-    opencode.configure(lambda config: config["provider"]["anthropic"]["options"].pop("apiKey"))
+    opencode = CliProject(project, OPENCODE, model.url, runtime=RUNTIME)
+    configure(opencode, lambda config: config["provider"]["anthropic"]["options"].pop("apiKey"))
     done = opencode.run("login")
 
     assert done.code == 3, done.stderr
@@ -143,7 +111,7 @@ def test_opencode_without_a_key_fails_the_turn_saying_to_log_in(project: Project
 def test_an_option_opencode_does_not_know_names_the_version_awf_is_tested_with(
     project: Project, model: FakeModel
 ) -> None:
-    opencode = Opencode(project, model.url)
+    opencode = CliProject(project, OPENCODE, model.url, runtime=RUNTIME)
     done = opencode.run("unknown", {**RUNTIME, "extra_args": ["--no-such-option"]})
 
     assert done.code == 3, done.stderr
@@ -152,7 +120,7 @@ def test_an_option_opencode_does_not_know_names_the_version_awf_is_tested_with(
 
 
 def test_a_missing_opencode_fails_the_turn_naming_the_npm_package(project: Project, model: FakeModel) -> None:
-    opencode = Opencode(project, model.url)
+    opencode = CliProject(project, OPENCODE, model.url, runtime=RUNTIME)
     project.env["PATH"] = str(project.path / "bin") + ":/usr/bin:/bin"
     done = opencode.run("missing")
 

@@ -4,13 +4,12 @@ server. The behaviour every harness shares is in the conformance suite (tests/ha
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
+from cli_projects import PLAN, CliProject, answer
 from conftest import Project
 from fakemodel import FakeModel, Status, Text
-from fakemodel.clis import base_env, pi_env, require
-from test_agents_clis import PLAN_VALUE, WORKFLOW, answer
+from fakemodel.clis import PI
 
 from awf.agents import usage_pi
 
@@ -19,38 +18,11 @@ RUNTIME = {"harness": "pi", "model": "claude-sonnet-4-5"}
 pytestmark = pytest.mark.harnesses
 
 
-class Pi:
-    """A project whose `awf run` reaches the real pi at `url`."""
-
-    def __init__(self, project: Project, url: str) -> None:
-        require("pi")
-        self.project = project
-        self.home = project.path.parent / "home"
-        project.env = {**base_env(), **pi_env(url, self.home), "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
-        self.workflow = project.write("ask.py", WORKFLOW)
-
-    def run(self, run_id: str, runtime: dict[str, Any] | None = None) -> Any:
-        runtime = runtime or RUNTIME
-        return self.project.awf(
-            "run", str(self.workflow), "--id", run_id, env={"AGENT_RUNTIME": json.dumps(runtime)}, timeout=240
-        )
-
-    def turn(self, run_id: str) -> dict[str, Any]:
-        [turn] = [entry for entry in self.project.log("ask", run_id) if entry["kind"] == "turn"]
-        return turn
-
-
-@pytest.fixture
-def model() -> Any:
-    with FakeModel() as server:
-        yield server
-
-
 def test_the_session_is_pis_own_in_a_file_awf_names_in_pis_folder_of_sessions(
     project: Project, model: FakeModel
 ) -> None:
-    pi = Pi(project, model.url)
-    model.script(answer(PLAN_VALUE), Text("Done."))
+    pi = CliProject(project, PI, model.url, runtime=RUNTIME)
+    model.script(answer(PLAN), Text("Done."))
     done = pi.run("session")
 
     assert done.code == 0, done.stderr
@@ -70,8 +42,8 @@ def test_the_session_is_pis_own_in_a_file_awf_names_in_pis_folder_of_sessions(
 def test_the_instructions_are_appended_to_pis_system_prompt_and_effort_is_its_thinking_level(
     project: Project, model: FakeModel
 ) -> None:
-    pi = Pi(project, model.url)
-    model.script(answer(PLAN_VALUE), Text("Done."))
+    pi = CliProject(project, PI, model.url, runtime=RUNTIME)
+    model.script(answer(PLAN), Text("Done."))
     done = pi.run("effort", {**RUNTIME, "effort": "off"})
 
     assert done.code == 0, done.stderr
@@ -82,7 +54,7 @@ def test_the_instructions_are_appended_to_pis_system_prompt_and_effort_is_its_th
 
 
 def test_an_effort_pi_does_not_take_is_refused_when_the_agent_is_opened(project: Project, model: FakeModel) -> None:
-    pi = Pi(project, model.url)
+    pi = CliProject(project, PI, model.url, runtime=RUNTIME)
     done = pi.run("bad-effort", {**RUNTIME, "effort": "max"})
 
     assert done.code != 0
@@ -100,7 +72,7 @@ def test_an_effort_pi_does_not_take_is_refused_when_the_agent_is_opened(project:
 def test_a_model_not_found_or_a_rate_limit_fails_the_turn_saying_so(
     project: Project, model: FakeModel, code: int, words: str
 ) -> None:
-    pi = Pi(project, model.url)
+    pi = CliProject(project, PI, model.url, runtime=RUNTIME)
     model.script(Status(code, f"the fake says {code}", times=None))
     done = pi.run(f"refused-{code}")
 
@@ -111,7 +83,7 @@ def test_a_model_not_found_or_a_rate_limit_fails_the_turn_saying_so(
 
 
 def test_a_model_pi_does_not_know_fails_the_turn_before_any_call(project: Project, model: FakeModel) -> None:
-    pi = Pi(project, model.url)
+    pi = CliProject(project, PI, model.url, runtime=RUNTIME)
     done = pi.run("unknown-model", {**RUNTIME, "model": "claude-nine"})
 
     assert done.code == 3, done.stderr
@@ -122,7 +94,7 @@ def test_a_model_pi_does_not_know_fails_the_turn_before_any_call(project: Projec
 
 
 def test_pi_without_a_key_fails_the_turn_saying_to_log_in(project: Project, model: FakeModel) -> None:
-    pi = Pi(project, model.url)
+    pi = CliProject(project, PI, model.url, runtime=RUNTIME)
     del project.env["ANTHROPIC_API_KEY"]
     done = pi.run("login")
 
@@ -134,7 +106,7 @@ def test_pi_without_a_key_fails_the_turn_saying_to_log_in(project: Project, mode
 
 
 def test_an_option_pi_does_not_know_names_the_version_awf_is_tested_with(project: Project, model: FakeModel) -> None:
-    pi = Pi(project, model.url)
+    pi = CliProject(project, PI, model.url, runtime=RUNTIME)
     done = pi.run("unknown", {**RUNTIME, "extra_args": ["--no-such-option"]})
 
     assert done.code == 3, done.stderr
@@ -144,7 +116,7 @@ def test_an_option_pi_does_not_know_names_the_version_awf_is_tested_with(project
 
 
 def test_a_missing_pi_fails_the_turn_naming_the_npm_package(project: Project, model: FakeModel) -> None:
-    pi = Pi(project, model.url)
+    pi = CliProject(project, PI, model.url, runtime=RUNTIME)
     project.env["PATH"] = str(project.path / "bin") + ":/usr/bin:/bin"
     done = pi.run("missing")
 

@@ -14,7 +14,6 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,12 +64,6 @@ def run(argv: list[str], env: dict[str, str], cwd: Path, prompt: str, timeout: f
         raise
     events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
     return Ran(process.returncode, events, stderr)
-
-
-@pytest.fixture
-def model() -> Iterator[FakeModel]:
-    with FakeModel() as server:
-        yield server
 
 
 @pytest.fixture

@@ -6,14 +6,13 @@ a fresh home. What every harness does in a pane is the conformance suite's (test
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from fakemodel import FakeModel, Shell, Text
-from fakemodel.clis import CODEX, base_env, require
+from cli_projects import AGAIN, PLAN, CliProject, answer
+from fakemodel import FakeModel, Text
+from fakemodel.clis import CODEX
 from panes_support import PaneProject, needs_tmux, pane_project, wait_until
 
 from awf.agents.harness import Session
@@ -21,69 +20,12 @@ from awf.agents.harness_codex import _InputBox
 
 pytestmark = needs_tmux
 
-PLAN = {"branch": "fix/212", "steps": ["parse years before 1970"]}
-AGAIN = {"branch": "fix/212", "steps": ["keep the sign of the year"]}
-
-WORKFLOW = """
-import asyncio
-import os
-
-import awf
-
-PLAN = {
-    "type": "object",
-    "required": ["branch", "steps"],
-    "additionalProperties": False,
-    "properties": {"branch": {"type": "string"}, "steps": {"type": "array", "items": {"type": "string"}}},
-}
-
-
-@awf.workflow(name="ask", description="Ask codex, in a pane, for a plan twice.")
-async def ask(wf):
-    async def plan():
-        agent = await wf.agents.open(key="planner", instructions="You plan fixes.", runtime={
-            "harness": "codex", "placement": "pane", "idle": 20})
-        values = []
-        for prompt in ("Plan a fix for #212.", "Plan it once more."):
-            turn = await agent.run(prompt=prompt, schema=PLAN, timeout=90)
-            if not turn.outcome.answered:
-                wf.stop(f"{turn.outcome.kind}: {turn.outcome.reason}")
-            values.append(turn.outcome.value)
-            mark = os.environ.get("NEXT_TURN_MARK")
-            while mark and len(values) == 1 and not os.path.exists(mark):
-                await asyncio.sleep(0.1)  # the test does what a person would between the turns
-        return values
-
-    return await wf.stage("plan", plan, result={"type": "array"})
-"""
-
-
-def answer(value: Any) -> Shell:
-    return Shell("awf answer " + shlex.quote(json.dumps(value)))
+IN_PANE = {"harness": "codex", "placement": "pane", "idle": 20}
 
 
 @pytest.fixture
 def panes(tmp_path: Path) -> Iterator[PaneProject]:
     yield from pane_project(tmp_path / "work")
-
-
-def start(panes: PaneProject, model: FakeModel, **env: str) -> tuple[Path, Path]:
-    """The project as a git checkout Codex trusts, and Codex pointed at the fake model. The
-    workflow's path and CODEX_HOME."""
-    require("codex")
-    panes.path.mkdir(parents=True, exist_ok=True)
-    home = panes.path.parent / "codex-home"
-    setup = CODEX.env(model.url, home)
-    CODEX.first_start(home, panes.path)
-    panes.env = {**base_env(), **setup, "NO_COLOR": "1", "AWF_TMUX_SOCKET": panes.server, **env}
-    return panes.write("ask.py", WORKFLOW), home
-
-
-def entries(panes: PaneProject, run_id: str, kind: str) -> list[dict[str, Any]]:
-    """The run's lines of one kind (none while its record is not there yet)."""
-    if not (panes.run_dir("ask", run_id) / "run.jsonl").exists():
-        return []
-    return [entry for entry in panes.log("ask", run_id) if entry["kind"] == kind]
 
 
 def thread_of(home: Path) -> str:
@@ -92,38 +34,38 @@ def thread_of(home: Path) -> str:
     return rollout.stem[-36:]
 
 
-def test_codex_started_again_in_its_pane_resumes_its_thread(panes: PaneProject) -> None:
+def test_codex_started_again_in_its_pane_resumes_its_thread(panes: PaneProject, model: FakeModel) -> None:
     mark = panes.path.parent / "next-turn"
-    with FakeModel() as model:
-        workflow, home = start(panes, model, NEXT_TURN_MARK=str(mark))
-        model.script(answer(PLAN), Text("Done."), answer(AGAIN), Text("Done again."))
-        running = panes.start("run", str(workflow), "--id", "x2", "--json")
-        try:
-            wait_until(lambda: entries(panes, "x2", "turn"), 60, "turn 1")
-            [pane] = entries(panes, "x2", "pane")
-            # A person quits codex in its pane, between the turns.
-            (panes.path.parent / "quit.txt").write_text("/quit")
-            panes.tmux("load-buffer", "-b", "quit", str(panes.path.parent / "quit.txt"))
-            panes.tmux("paste-buffer", "-d", "-b", "quit", "-t", pane["pane"])
-            wait_until(lambda: "/quit" in panes.tmux("capture-pane", "-p", "-t", pane["pane"]).stdout, 10, "/quit")
-            panes.tmux("send-keys", "-t", pane["pane"], "Enter")
-            status = panes.run_dir("ask", "x2") / "agents" / "1" / "planner" / "pane.status"
-            wait_until(lambda: status.exists() and status.read_text().strip() == "0", 20, "codex to exit")
-            mark.write_text("")
-            out, err = running.communicate(timeout=90)
-        finally:
-            if running.poll() is None:
-                running.kill()
-        assert running.returncode == 0, err
-        assert json.loads(out)["value"] == [PLAN, AGAIN]
-        second = next(request.text() for request in model.conversation if "Plan it once more." in request.text())
-        assert "Plan a fix for #212." in second
+    # The project a git checkout Codex trusts (its first start answered).
+    codex = CliProject(panes, CODEX, model.url, runtime=IN_PANE, first_start=True)
+    model.script(answer(PLAN), Text("Done."), answer(AGAIN), Text("Done again."))
+    running = codex.start("x2", flags=["--json"], turns=2, NEXT_TURN_MARK=str(mark))
+    try:
+        wait_until(lambda: codex.turns("x2"), 60, "turn 1")
+        [pane] = codex.entries("x2", "pane")
+        # A person quits codex in its pane, between the turns.
+        (panes.path.parent / "quit.txt").write_text("/quit")
+        panes.tmux("load-buffer", "-b", "quit", str(panes.path.parent / "quit.txt"))
+        panes.tmux("paste-buffer", "-d", "-b", "quit", "-t", pane["pane"])
+        wait_until(lambda: "/quit" in panes.tmux("capture-pane", "-p", "-t", pane["pane"]).stdout, 10, "/quit")
+        panes.tmux("send-keys", "-t", pane["pane"], "Enter")
+        status = panes.run_dir("ask", "x2") / "agents" / "1" / "planner" / "pane.status"
+        wait_until(lambda: status.exists() and status.read_text().strip() == "0", 20, "codex to exit")
+        mark.write_text("")
+        out, err = running.communicate(timeout=90)
+    finally:
+        if running.poll() is None:
+            running.kill()
+    assert running.returncode == 0, err
+    assert json.loads(out)["value"] == [PLAN, AGAIN]
+    second = next(request.text() for request in model.conversation if "Plan it once more." in request.text())
+    assert "Plan a fix for #212." in second
 
-    thread = thread_of(home)
-    first, again = entries(panes, "x2", "pane")
+    thread = thread_of(codex.home)
+    first, again = codex.entries("x2", "pane")
     assert first["pane"] == again["pane"]  # started again in the same pane
     assert again["command"][-2:] == ["resume", thread] and "developer_instructions" not in " ".join(again["command"])
-    turns = entries(panes, "x2", "turn")
+    turns = codex.turns("x2")
     assert [(turn["outcome"], turn["session"]) for turn in turns] == [("answered", thread), ("answered", thread)]
     assert panes.workspaces() == []
 
@@ -169,20 +111,19 @@ def test_codex_takes_input_only_once_its_input_box_is_up_and_gives_its_thread_id
 
 
 def test_codex_in_a_pane_in_a_sandbox_works_from_a_fresh_home_and_awf_reads_its_session_there(
-    panes: PaneProject,
+    panes: PaneProject, model: FakeModel
 ) -> None:
-    with FakeModel() as model:
-        workflow, home = start(panes, model)
-        model.script(answer(PLAN), Text("Done."), answer(AGAIN), Text("Done again."))
-        done = panes.awf("run", str(workflow), "--id", "s1", "--sandbox", "workspace", "--json", timeout=120)
+    codex = CliProject(panes, CODEX, model.url, runtime=IN_PANE, first_start=True)
+    model.script(answer(PLAN), Text("Done."), answer(AGAIN), Text("Done again."))
+    done = codex.run("s1", flags=["--sandbox", "workspace", "--json"], turns=2)
 
     assert done.code == 0, done.stderr
     assert done.out["value"] == [PLAN, AGAIN]
     agent_dir = panes.run_dir("ask", "s1") / "agents" / "1" / "planner"
     assert "bwrap" in (agent_dir / "pane.sh").read_text()
     fresh = agent_dir / "home" / ".codex"
-    assert thread_of(fresh) and not list(home.glob("sessions/*/*/*/rollout-*.jsonl"))
-    turns = entries(panes, "s1", "turn")
+    assert thread_of(fresh) and not list(codex.home.glob("sessions/*/*/*/rollout-*.jsonl"))
+    turns = codex.turns("s1")
     assert [turn["outcome"] for turn in turns] == ["answered", "answered"]
     assert all(turn["usage"] and turn["usage"]["input"] > 0 for turn in turns), "tokens read off the fresh home"
     assert panes.workspaces() == []

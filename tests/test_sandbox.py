@@ -65,12 +65,6 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture
-def model() -> Iterator[FakeModel]:
-    with FakeModel() as server:
-        yield server
-
-
-@pytest.fixture
 def other_port() -> Iterator[int]:
     """A loopback port with a listener on it that is not the model's."""
     listener = socket.socket()

@@ -323,3 +323,6 @@ PI = PiSetup("pi", runtime={"model": "claude-sonnet-4-5"})
 # opencode's built-in Anthropic provider, its model sent to the fake model: its catalog prices it.
 # It retries a model it cannot reach; awf ends it after retry_limit seconds.
 OPENCODE = OpencodeSetup("opencode", runtime={"model": "anthropic/claude-sonnet-4-5", "retry_limit": 3})
+
+# Each CLI's setup by its harness's name.
+SETUPS = {setup.name: setup for setup in (CLAUDE, CODEX, GEMINI, PI, OPENCODE)}

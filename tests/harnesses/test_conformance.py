@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from subprocess import Popen
 from typing import Any
 
 import pytest
-from conftest import Result, finish, send
-from fakemodel import FakeModel, Request, Shell, Silence, Status, Text, Usage, unused_port
-from fakemodel.clis import CLAUDE, CODEX, GEMINI, OPENCODE, PI, CliSetup, base_env, require
+from cli_projects import AGAIN, PLAN, PROMPTS, CliProject, answer
+from conftest import finish, send
+from fakemodel import FakeModel, Request, Silence, Status, Text, Usage, unused_port
+from fakemodel.clis import CLAUDE, CODEX, GEMINI, OPENCODE, PI, CliSetup
 from panes_support import PaneProject, needs_tmux
 
 from awf.agents.harness import Capabilities
@@ -81,93 +80,18 @@ GAP_DEADLINE = 30
 
 pytestmark = pytest.mark.harnesses
 
-PLAN = {"branch": "fix/212", "steps": ["parse years before 1970"]}
-AGAIN = {"branch": "fix/212", "steps": ["keep the sign of the year"]}
-PROMPTS = ("Plan a fix for #212.", "Plan it once more.")
 
-WORKFLOW = """
-import json
-import os
-
-import awf
-
-PLAN = {
-    "type": "object",
-    "required": ["branch", "steps"],
-    "additionalProperties": False,
-    "properties": {"branch": {"type": "string"}, "steps": {"type": "array", "items": {"type": "string"}}},
-}
-PROMPTS = ("Plan a fix for #212.", "Plan it once more.")
-
-
-@awf.workflow(name="ask", description="Ask one agent for a plan, once or twice.")
-async def ask(wf):
-    runtime = json.loads(os.environ["AGENT_RUNTIME"])
-    timeout = float(os.environ.get("TURN_TIMEOUT", "90"))
-
-    async def plan():
-        agent = await wf.agents.open(key="planner", runtime=runtime, instructions="You plan fixes.")
-        values = []
-        for prompt in PROMPTS[: int(os.environ.get("TURNS", "1"))]:
-            turn = await agent.run(prompt=prompt, schema=PLAN, timeout=timeout)
-            if not turn.outcome.answered:
-                wf.stop(f"{turn.outcome.kind}: {turn.outcome.reason}")
-            values.append(turn.outcome.value)
-        return values
-
-    return await wf.stage("plan", plan, result={"type": "array"})
-"""
-
-
-def answer(value: Any, usage: Usage | None = None) -> Shell:
-    """The model runs `awf answer` with the value as one argument (the form every CLI's rules allow)."""
-    return Shell("awf answer " + shlex.quote(json.dumps(value)), usage=usage or Usage())
-
-
-class Agent:
+class Agent(CliProject):
     """One harness, headless or in a pane, in a project whose `awf run` reaches its real CLI."""
 
     def __init__(self, root: Path, subject: Subject, pane: bool, model: FakeModel) -> None:
-        require(subject.name)
+        runtime = {"harness": subject.name, **subject.setup.runtime}
+        if pane:
+            runtime.update(placement="pane", idle=20)
+        project = PaneProject(root / "work")
+        super().__init__(project, subject.setup, model.url, runtime=runtime, first_start=pane, flags=["--json"])
         self.subject = subject
         self.pane = pane
-        self.model = model
-        self.home = root / "home"
-        self.project = PaneProject(root / "work")
-        self.project.path.mkdir(parents=True)
-        self.workflow = self.project.write("ask.py", WORKFLOW)
-        self.point_at(model.url)
-
-    def point_at(self, url: str) -> None:
-        """Send the CLI to the model server at `url`."""
-        env = {**base_env(), "NO_COLOR": "1", "PYTHONUNBUFFERED": "1", "AWF_TMUX_SOCKET": self.project.server}
-        self.project.env = {**env, **self.subject.setup.env(url, self.home)}
-        if self.pane:
-            self.subject.setup.first_start(self.home, self.project.path)
-
-    @property
-    def runtime(self) -> dict[str, Any]:
-        runtime = {"harness": self.subject.name, **self.subject.setup.runtime}
-        if self.pane:
-            runtime.update(placement="pane", idle=20)
-        return runtime
-
-    def env(self, turns: int, timeout: float) -> dict[str, str]:
-        return {"AGENT_RUNTIME": json.dumps(self.runtime), "TURNS": str(turns), "TURN_TIMEOUT": str(timeout)}
-
-    def run(self, run_id: str, turns: int = 1, timeout: float = 90) -> Result:
-        return self.project.awf(
-            "run", str(self.workflow), "--id", run_id, "--json", env=self.env(turns, timeout), timeout=300
-        )
-
-    def start(self, run_id: str) -> Popen[str]:
-        return self.project.start("run", str(self.workflow), "--id", run_id, env=self.env(1, 90))
-
-    def entries(self, run_id: str, kind: str) -> list[dict[str, Any]]:
-        return [entry for entry in self.project.log("ask", run_id) if entry["kind"] == kind]
-
-    def turns(self, run_id: str) -> list[dict[str, Any]]:
-        return self.entries(run_id, "turn")
 
     def expect_gap(self, request: pytest.FixtureRequest, case: str) -> bool:
         """Mark this test as expected to fail where KNOWN_GAPS lists the case for this harness and
@@ -192,12 +116,6 @@ def placements() -> Iterator[Any]:
         yield pytest.param((subject, False), id=f"{subject.name}-headless")
         if subject.capabilities.pane:
             yield pytest.param((subject, True), id=f"{subject.name}-pane", marks=needs_tmux)
-
-
-@pytest.fixture
-def model() -> Iterator[FakeModel]:
-    with FakeModel() as server:
-        yield server
 
 
 @pytest.fixture(params=list(placements()))

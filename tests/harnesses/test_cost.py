@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_projects import answer, point_clis_at
 from conftest import Project, finish, send
 from fakemodel import FakeModel, Shell, Silence, Text, Usage
-from fakemodel.clis import base_env, require
 from test_conformance import HARNESSES, Subject
 
 from awf.record.costs import money
@@ -63,23 +61,15 @@ FIRST_CALL = Usage(input=1000, cached=200, output=50)
 FIRST_TOKENS = {"input": 1200, "cached": 200, "cache_write": 0, "output": 50, "reasoning": 0}
 
 
-def answer(value: Any, usage: Usage | None = None) -> Shell:
-    return Shell("awf answer " + shlex.quote(json.dumps(value)), usage=usage or Usage())
-
-
 class Costed:
     """A project whose `awf run` reaches one real CLI, pointed at the fake model."""
 
     def __init__(self, project: Project, subject: Subject, model: FakeModel) -> None:
-        require(subject.name)
         self.project = project
         self.harness = subject.name
         self.model = model
-        self.home = project.path.parent / "home"
-        self.home.mkdir(parents=True, exist_ok=True)
         # Slow to give up on a silent model: the attempt is cut short first, as the test says.
-        setup = subject.setup.env(model.url, self.home, patient=True)
-        project.env = {**base_env(), "NO_COLOR": "1", "PYTHONUNBUFFERED": "1", **setup}
+        point_clis_at(project, [subject.setup], model.url, patient=True)
         project.env["AGENT_RUNTIME"] = json.dumps({"harness": subject.name, **subject.setup.runtime})
         self.workflow = project.write("work.py", WORKFLOW)
 
@@ -118,12 +108,6 @@ class Costed:
         assert listed.code == 0, listed.stderr
         [summary] = [run for run in listed.out["runs"] if run["id"] == run_id]
         return summary
-
-
-@pytest.fixture
-def model() -> Iterator[FakeModel]:
-    with FakeModel() as server:
-        yield server
 
 
 @pytest.fixture(
