@@ -34,6 +34,7 @@ from . import usage_claude
 from .harness import Capabilities, Message, PaneProgram, Session, Stopped
 from .headless import Ran, copy_private, run_delivery
 from .kit import AgentCli, turn_usage
+from .output import size_of
 from .sandbox import endpoint_of
 
 DEFAULT_MODEL = "sonnet"  # Claude Code's name for its latest Sonnet
@@ -203,7 +204,7 @@ class _Finished:
 
     def __init__(self, session: Session, message: Message, file: Path) -> None:
         self.file = file
-        self.offset: int = _size(file)
+        self.offset: int = size_of(file)
         if session.data.get("pane_turn") != message.turn:
             session.data["pane_turn"], session.data["pane_turn_offset"] = message.turn, self.offset
         self.turn_offset: int = session.data["pane_turn_offset"]
@@ -221,13 +222,6 @@ class _Finished:
         models = list(turn.by_model)
         model = models[0] if len(models) == 1 else self.model
         return Stopped(usage=turn_usage(model, turn.tokens, models=models, cost_unknown=why), cost=cost)
-
-
-def _size(file: Path) -> int:
-    try:
-        return file.stat().st_size
-    except OSError:
-        return 0
 
 
 def _takes_input(screen: str) -> bool:

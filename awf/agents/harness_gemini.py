@@ -39,6 +39,7 @@ from . import usage_gemini
 from .harness import Capabilities, Message, PaneProgram, Session, Stopped
 from .headless import Ran, run_delivery
 from .kit import AgentCli
+from .output import size_of
 from .usage import SessionUsage
 
 TESTED_VERSION = "0.61.0"
@@ -180,7 +181,7 @@ class GeminiHarness(AgentCli):
         options = self._options(session, env)
         # Gemini CLI takes an Enter that comes soon after a paste as part of it (a line break), by
         # its own clock, which a loaded machine slows: awf waits before it presses Enter.
-        ready = _Ready(self, session, env, _size(file))
+        ready = _Ready(self, session, env, size_of(file))
         # Gemini CLI runs headless whenever CI or GITHUB_ACTIONS is "true", terminal or not, and
         # then exits at once for want of a prompt: in a pane it must see neither.
         return PaneProgram([program, *options], ready=ready, settle=PASTE_SETTLE, unset=_CI_MARKS)
@@ -347,7 +348,7 @@ class _Finished:
         self.session = session
         self.message = message
         self.file = harness.session_file(session, message.env)
-        self.offset: int = _size(self.file)
+        self.offset: int = size_of(self.file)
         if session.data.get("pane_turn") != message.turn:
             session.data["pane_turn"], session.data["pane_turn_offset"] = message.turn, self.offset
         self.turn_offset: int = session.data["pane_turn_offset"]
@@ -413,13 +414,6 @@ def _replied(file: Path, offset: int) -> bool:
     return bool(last.get("tokens")) and bool(str(last.get("content") or "").strip())
 
 
-def _size(file: Path | None) -> int:
-    try:
-        return file.stat().st_size if file is not None else 0
-    except OSError:
-        return 0
-
-
 class _Ready:
     """Gemini CLI takes input: its input box is up, and it has written its session (a new session's
     file, or the lines a resumed one adds). Its input box shows before it has finished starting,
@@ -435,7 +429,7 @@ class _Ready:
         if _INPUT_BOX.search(screen) is None:
             return False
         file = self.harness.session_file(self.session, self.env)
-        return file is not None and _size(file) > self.size
+        return file is not None and size_of(file) > self.size
 
 
 def _int(value: Any) -> int:

@@ -40,6 +40,7 @@ from . import usage_opencode
 from .harness import Capabilities, Message, PaneProgram, Session, Stopped
 from .headless import Ran, run_delivery
 from .kit import AgentCli
+from .output import size_of
 from .usage import TOKEN_KINDS, price
 from .usage_opencode import mapping
 
@@ -134,13 +135,15 @@ class OpencodeHarness(AgentCli):
             text = session.instructions.rstrip() + "\n\n" + text
         return text
 
-    def _options(self, session: Session) -> list[str]:
+    def _options(self, session: Session, *, variant: bool = True) -> list[str]:
+        """The model, its variant (`effort`; opencode's terminal UI takes none), the session to
+        go on with, and the runtime's own arguments."""
         options = []
         model = self.model(session)
         if model:
             options += ["--model", model]
         effort = session.runtime.get("effort")
-        if effort:
+        if effort and variant:
             options += ["--variant", str(effort)]
         if session.id:
             options += ["--session", session.id]
@@ -152,15 +155,9 @@ class OpencodeHarness(AgentCli):
         the session. Its UI takes no variant: "effort" is for headless deliveries."""
         program = self.find(env)[0] or "opencode"
         session.data["pane_resumed"] = session.id is not None
-        options = []
-        model = self.model(session)
-        if model:
-            options += ["--model", model]
-        if session.id:
-            options += ["--session", session.id]
         env_more = {"OPENCODE_CONFIG_CONTENT": self._config(session, env)}
         ready = _Ready(_log(env))
-        return PaneProgram([program, *options, *self.extra_args(session)], env=env_more, ready=ready, settle=1.0)
+        return PaneProgram([program, *self._options(session, variant=False)], env=env_more, ready=ready, settle=1.0)
 
     def pane_text(self, session: Session, message: Message, fresh: bool) -> str:
         if fresh and session.data.get("pane_resumed"):
@@ -224,7 +221,7 @@ def _account(session: Session, message: Message, ran: Ran) -> tuple[dict[str, An
     steps = [event["part"] for event in ran.of("step_finish") if isinstance(event.get("part"), dict)]
     if not steps:
         return None, None
-    tokens = {kind: 0 for kind in ("input", "cached", "cache_write", "output", "reasoning")}
+    tokens = dict.fromkeys(TOKEN_KINDS, 0)
     reported = 0.0
     for step in steps:
         given = usage_opencode.tokens_of(mapping(step.get("tokens")))
@@ -366,7 +363,7 @@ class _Ready:
 
     def __init__(self, log: Path) -> None:
         self.log = log
-        self.offset: int = _size(log)
+        self.offset: int = size_of(log)
 
     def __call__(self, screen: str) -> bool:
         if "ctrl+p" not in screen:
@@ -390,7 +387,7 @@ class _Finished:
         self.db: Path = usage_opencode.database(message.env)
         self.since: int = int(time.time() * 1000) - CLOCK_SLACK_MS
         log = _log(message.env)
-        self.retries: _Retries = _Retries(log, float(session.runtime.get("retry_limit", RETRY_LIMIT)), _size(log))
+        self.retries: _Retries = _Retries(log, float(session.runtime.get("retry_limit", RETRY_LIMIT)), size_of(log))
         self.answered: int = 0
         if session.data.get("pane_turn") != message.turn:
             session.data["pane_turn"], session.data["pane_turn_since"] = message.turn, self.since
@@ -423,13 +420,6 @@ class _Finished:
         if last.error is not None:
             return Stopped(failed=f"opencode: {last.error}", usage=usage, cost=cost)
         return Stopped(usage=usage, cost=cost)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 def _pane_usage(

@@ -37,6 +37,7 @@ from . import usage_pi
 from .harness import Capabilities, Message, PaneProgram, Session, Stopped
 from .headless import Ran, run_delivery
 from .kit import AgentCli, turn_usage
+from .output import size_of
 from .usage import read_lines
 
 TESTED_VERSION = "0.73.1"
@@ -269,7 +270,7 @@ class _Finished:
     def __init__(self, session: Session, message: Message, file: Path, retries: tuple[int, float]) -> None:
         self.session = session
         self.file = file
-        self.offset: int = _size(file)
+        self.offset: int = size_of(file)
         if session.data.get("pane_turn") != message.turn:
             session.data["pane_turn"], session.data["pane_turn_offset"] = message.turn, self.offset
         self.turn_offset: int = session.data["pane_turn_offset"]
@@ -309,7 +310,7 @@ class _Finished:
         the file has stayed the same for longer than pi waits before it tries again."""
         if failures > self.retries:
             return True
-        size = _size(self.file)
+        size = size_of(self.file)
         if self.quiet is None or self.quiet[0] != size:
             self.quiet = (size, time.monotonic())
             return False
@@ -335,13 +336,6 @@ def _since(file: Path, offset: int) -> tuple[dict[str, Any] | None, int]:
         else:
             last = None  # a tool's result: the model is asked again
     return (last if asked else None), failures
-
-
-def _size(file: Path) -> int:
-    try:
-        return file.stat().st_size
-    except OSError:
-        return 0
 
 
 HARNESS = PiHarness

@@ -15,6 +15,17 @@ from ..record.files import write_atomic
 DEFAULT_CAP = 16 * 2**20  # bytes a stream keeps on disk: the runtime's "max_output" changes it
 
 
+def size_of(path: Path | None) -> int:
+    """How long a file an agent's program writes is now (a stream, a session, a log): 0 while it
+    is not there (or not known), so that what it writes next is read from its first byte."""
+    if path is None:
+        return 0
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
 def cap_output(path: Path, cap: int) -> int:
     """Keep the file at `path` to about `cap` bytes: past it, its first and last halves stay, cut at
     line ends, with a line between them saying how much was dropped. The bytes dropped (0: whole)."""

@@ -9,7 +9,6 @@ attempt reads from there what the turn used, if the turn could not record it (re
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 from ..record import entries
 from .harness import Harness, Session
+from .output import size_of
 
 LOOK_AGAIN = 1.0  # seconds between looks for the file of a session named, while it is not there
 
@@ -60,7 +60,7 @@ class SessionMarks:
                 harness=harness_name,
                 session=self.id,
                 session_file=str(self.file) if self.file else None,
-                session_offset=_size(self.file),
+                session_offset=size_of(self.file),
             ),
         )
 
@@ -94,12 +94,3 @@ class SessionMarks:
             return self.harness.session_file(self.session, self.env)
         except Exception:  # a harness's bug costs the record of its session, never the turn
             return None
-
-
-def _size(file: Path | None) -> int:
-    if file is None:
-        return 0
-    try:
-        return os.stat(file).st_size
-    except OSError:
-        return 0
