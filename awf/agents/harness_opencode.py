@@ -389,6 +389,9 @@ class _Finished:
         log = _log(message.env)
         self.retries: _Retries = _Retries(log, float(session.runtime.get("retry_limit", RETRY_LIMIT)), size_of(log))
         self.answered: int = 0
+        # The replies the session had before this paste: the last of them may be stamped within
+        # the slack above, and is not this delivery's.
+        self.before: frozenset[str] = _reply_ids(self.db, session.id)
         if session.data.get("pane_turn") != message.turn:
             session.data["pane_turn"], session.data["pane_turn_since"] = message.turn, self.since
         self.turn_since: int = session.data["pane_turn_since"]
@@ -399,7 +402,11 @@ class _Finished:
                 self.session.id = usage_opencode.session_started(self.db, self.session.cwd.resolve(), self.since)
                 if self.session.id is None:
                     return None
-            replies = usage_opencode.replies(self.db, self.session.id, self.since)
+            replies = [
+                reply
+                for reply in usage_opencode.replies(self.db, self.session.id, self.since)
+                if reply.id not in self.before
+            ]
             # A reply is marked done while opencode still retries its call: only a reason it ended is progress.
             answered = sum(1 for reply in replies if reply.finish is not None and reply.error is None)
             if answered > self.answered:
@@ -420,6 +427,16 @@ class _Finished:
         if last.error is not None:
             return Stopped(failed=f"opencode: {last.error}", usage=usage, cost=cost)
         return Stopped(usage=usage, cost=cost)
+
+
+def _reply_ids(db: Path, session_id: str | None) -> frozenset[str]:
+    """The ids of the replies session `session_id` has now; none for a session not yet named."""
+    if session_id is None:
+        return frozenset()
+    try:
+        return frozenset(reply.id for reply in usage_opencode.replies(db, session_id))
+    except (OSError, sqlite3.Error):
+        return frozenset()
 
 
 def _pane_usage(

@@ -1,0 +1,78 @@
+"""Which of opencode's replies a delivery in a pane waits for: those to the message it pasted.
+
+opencode stamps its messages with its own clock, so awf takes as this delivery's any reply begun
+up to a second before the paste; the replies the session already had are never among them. The
+race is real but rare end to end (the recovery prompt pasted within a second of the reply that
+made it needed); this holds it on a database in opencode's layout."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+from awf.agents.harness import Message, Session
+from awf.agents.harness_opencode import OpencodeHarness
+
+
+def _database(home: Path) -> Path:
+    db = home / ".local" / "share" / "opencode" / "opencode.db"
+    db.parent.mkdir(parents=True)
+    with sqlite3.connect(db) as connection:
+        connection.execute("create table session (id text primary key, directory text)")
+        connection.execute("create table message (id text primary key, session_id text, time_created int, data text)")
+        connection.execute("insert into session values ('ses_1', ?)", (str(home),))
+    return db
+
+
+def _reply(db: Path, key: str, *, finish: str, at_ms: int) -> None:
+    data = {
+        "role": "assistant",
+        "modelID": "claude-sonnet-4-5",
+        "providerID": "anthropic",
+        "tokens": {"input": 10, "output": 5},
+        "cost": 0.001,
+        "time": {"created": at_ms, "completed": at_ms + 50},
+        "finish": finish,
+    }
+    with sqlite3.connect(db) as connection:
+        connection.execute("insert into message values (?, 'ses_1', ?, ?)", (key, at_ms, json.dumps(data)))
+
+
+def _delivery(home: Path, delivery: int) -> tuple[Session, Message]:
+    session = Session(
+        key="planner",
+        runtime={"harness": "opencode", "placement": "pane"},
+        instructions=None,
+        cwd=home,
+        dir=home,
+        spawn_process=lambda *args, **kwargs: None,
+        id="ses_1",
+    )
+    message = Message(
+        text="You have not answered.",
+        turn=1,
+        delivery=delivery,
+        original="Plan a fix.",
+        dir=home,
+        env={"HOME": str(home)},
+        deadline=None,
+    )
+    return session, message
+
+
+def test_the_recovery_prompt_waits_for_its_own_reply_not_the_one_that_made_it_needed(tmp_path: Path) -> None:
+    db = _database(tmp_path)
+    now = int(time.time() * 1000)
+    _reply(db, "msg_1", finish="stop", at_ms=now - 200)  # the reply with no answer, just before the paste
+    session, message = _delivery(tmp_path, delivery=2)
+    finished = OpencodeHarness().pane_watch(session, message)
+
+    assert finished() is None  # the model has not replied to the recovery prompt yet
+
+    _reply(db, "msg_2", finish="stop", at_ms=now + 100)
+    stopped = finished()
+    assert stopped is not None and stopped.failed is None
+    assert stopped.cost == 0.001  # this delivery's reply alone
+    assert stopped.usage is not None and stopped.usage["output"] == 10  # the turn's two replies
