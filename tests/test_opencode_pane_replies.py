@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from awf.agents.harness import Message, Session
@@ -40,7 +41,7 @@ def _reply(db: Path, key: str, *, finish: str, at_ms: int) -> None:
         connection.execute("insert into message values (?, 'ses_1', ?, ?)", (key, at_ms, json.dumps(data)))
 
 
-def _delivery(home: Path, delivery: int) -> tuple[Session, Message]:
+def _delivery(home: Path, delivery: int, turn: int = 1) -> tuple[Session, Message]:
     session = Session(
         key="planner",
         runtime={"harness": "opencode", "placement": "pane"},
@@ -52,7 +53,7 @@ def _delivery(home: Path, delivery: int) -> tuple[Session, Message]:
     )
     message = Message(
         text="You have not answered.",
-        turn=1,
+        turn=turn,
         delivery=delivery,
         original="Plan a fix.",
         dir=home,
@@ -65,10 +66,12 @@ def _delivery(home: Path, delivery: int) -> tuple[Session, Message]:
 def test_the_recovery_prompt_waits_for_its_own_reply_not_the_one_that_made_it_needed(tmp_path: Path) -> None:
     db = _database(tmp_path)
     now = int(time.time() * 1000)
-    _reply(db, "msg_1", finish="stop", at_ms=now - 200)  # the reply with no answer, just before the paste
-    session, message = _delivery(tmp_path, delivery=2)
-    finished = OpencodeHarness().pane_watch(session, message)
+    session, message = _delivery(tmp_path, delivery=1)
+    prompt = OpencodeHarness().pane_watch(session, message)
+    _reply(db, "msg_1", finish="stop", at_ms=now)  # it stopped without answering
+    assert prompt() is not None
 
+    finished = OpencodeHarness().pane_watch(session, replace(message, delivery=2))
     assert finished() is None  # the model has not replied to the recovery prompt yet
 
     _reply(db, "msg_2", finish="stop", at_ms=now + 100)
@@ -76,3 +79,16 @@ def test_the_recovery_prompt_waits_for_its_own_reply_not_the_one_that_made_it_ne
     assert stopped is not None and stopped.failed is None
     assert stopped.cost == 0.001  # this delivery's reply alone
     assert stopped.usage is not None and stopped.usage["output"] == 10  # the turn's two replies
+
+
+def test_the_next_turn_counts_only_its_own_replies(tmp_path: Path) -> None:
+    db = _database(tmp_path)
+    now = int(time.time() * 1000)
+    _reply(db, "msg_1", finish="stop", at_ms=now - 200)  # the end of turn 1, just before turn 2's paste
+    session, message = _delivery(tmp_path, delivery=1, turn=2)
+    finished = OpencodeHarness().pane_watch(session, message)
+    _reply(db, "msg_2", finish="stop", at_ms=now + 100)
+
+    stopped = finished()
+    assert stopped is not None and stopped.usage is not None
+    assert (stopped.usage["input"], stopped.usage["output"], stopped.cost) == (10, 5, 0.001)

@@ -390,11 +390,13 @@ class _Finished:
         self.retries: _Retries = _Retries(log, float(session.runtime.get("retry_limit", RETRY_LIMIT)), size_of(log))
         self.answered: int = 0
         # The replies the session had before this paste: the last of them may be stamped within
-        # the slack above, and is not this delivery's.
+        # the slack, and is neither this delivery's nor, at a turn's first paste, this turn's.
         self.before: frozenset[str] = _reply_ids(self.db, session.id)
         if session.data.get("pane_turn") != message.turn:
-            session.data["pane_turn"], session.data["pane_turn_since"] = message.turn, self.since
+            session.data["pane_turn"] = message.turn
+            session.data["pane_turn_since"], session.data["pane_turn_before"] = self.since, self.before
         self.turn_since: int = session.data["pane_turn_since"]
+        self.turn_before: frozenset[str] = session.data["pane_turn_before"]
 
     def __call__(self) -> Stopped | None:
         try:
@@ -402,11 +404,7 @@ class _Finished:
                 self.session.id = usage_opencode.session_started(self.db, self.session.cwd.resolve(), self.since)
                 if self.session.id is None:
                     return None
-            replies = [
-                reply
-                for reply in usage_opencode.replies(self.db, self.session.id, self.since)
-                if reply.id not in self.before
-            ]
+            replies = _replies_after(self.db, self.session.id, self.since, self.before)
             # A reply is marked done while opencode still retries its call: only a reason it ended is progress.
             answered = sum(1 for reply in replies if reply.finish is not None and reply.error is None)
             if answered > self.answered:
@@ -420,7 +418,7 @@ class _Finished:
             last = replies[-1]
             if last.error is None and last.finish in (None, "tool-calls", "unknown"):
                 return None  # a tool runs, and the model is asked again
-            turn = usage_opencode.replies(self.db, self.session.id, self.turn_since)
+            turn = _replies_after(self.db, self.session.id, self.turn_since, self.turn_before)
         except (OSError, sqlite3.Error):
             return None
         usage, cost = _pane_usage(self.session, turn, replies)
@@ -437,6 +435,11 @@ def _reply_ids(db: Path, session_id: str | None) -> frozenset[str]:
         return frozenset(reply.id for reply in usage_opencode.replies(db, session_id))
     except (OSError, sqlite3.Error):
         return frozenset()
+
+
+def _replies_after(db: Path, session_id: str, since: int, before: frozenset[str]) -> list[usage_opencode.Reply]:
+    """The session's replies stamped at or after `since`, less those it had before (`before`)."""
+    return [reply for reply in usage_opencode.replies(db, session_id, since) if reply.id not in before]
 
 
 def _pane_usage(
