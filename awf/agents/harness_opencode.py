@@ -308,7 +308,10 @@ def _unescape(logged: str) -> str:
 
 class _Retries:
     """Ends a delivery that has done nothing but retry its model call for `limit` seconds, as
-    opencode's log (from byte `offset` of the file) shows: of its session, once that is known."""
+    opencode's log (from byte `offset` of the file) shows: of its session, once that is known.
+
+    opencode logs a "stream error" for every failed call, the one it does not retry (a 401) too:
+    only a second one shows it retries, and the time counts from the first."""
 
     def __init__(self, log: Path, limit: float, offset: int = 0) -> None:
         self.log = log
@@ -316,11 +319,12 @@ class _Retries:
         self.offset: int = offset
         self.pending: bytes = b""
         self.since: float | None = None
+        self.failed_calls: int = 0
         self.said: str = ""
 
     def progress(self) -> None:
         """The model answered: whatever comes now is progress."""
-        self.since = None
+        self.since, self.failed_calls = None, 0
 
     def __call__(self, event: dict[str, Any] | None, session: str | None = None) -> str | None:
         if event is not None:
@@ -340,8 +344,9 @@ class _Retries:
             found = _STREAM_ERROR.search(text)
             if found and (session is None or f"session.id={session} " in text):
                 self.since = self.since or time.monotonic()
+                self.failed_calls += 1
                 self.said = _unescape(found.group(1))
-        if self.since is not None and time.monotonic() - self.since >= self.limit:
+        if self.since is not None and self.failed_calls > 1 and time.monotonic() - self.since >= self.limit:
             reason = (
                 f"opencode cannot get an answer from its model: it kept retrying for {self.limit:g} s, and awf "
                 f"ended it (opencode said: {self.said})"

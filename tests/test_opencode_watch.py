@@ -1,9 +1,13 @@
-"""Which of opencode's replies a delivery in a pane waits for: those to the message it pasted.
+"""What awf reads of opencode's own files while a delivery runs: which replies in its database are
+the delivery's, and when its log shows it retrying a call.
 
-opencode stamps its messages with its own clock, so awf takes as this delivery's any reply begun
-up to a second before the paste; the replies the session already had are never among them. The
-race is real but rare end to end (the recovery prompt pasted within a second of the reply that
-made it needed); this holds it on a database in opencode's layout."""
+Both are races end to end (a recovery prompt pasted within a second of the reply that made it
+needed; a refused call logged seconds before opencode reports it, on a loaded machine), so they
+are held here on files in opencode's layout.
+
+opencode stamps its messages with its own clock, so awf takes as a delivery's any reply begun up
+to a second before the paste; the replies the session already had are never among them.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from awf.agents.harness import Message, Session
-from awf.agents.harness_opencode import OpencodeHarness
+from awf.agents.harness_opencode import OpencodeHarness, _Retries
 
 
 def _database(home: Path) -> Path:
@@ -92,3 +96,27 @@ def test_the_next_turn_counts_only_its_own_replies(tmp_path: Path) -> None:
     stopped = finished()
     assert stopped is not None and stopped.usage is not None
     assert (stopped.usage["input"], stopped.usage["output"], stopped.cost) == (10, 5, 0.001)
+
+
+def _stream_error(log: Path, said: str) -> None:
+    line = (
+        'timestamp=2026-12-02T02:01:37.042Z level=ERROR message="stream error" providerID=anthropic '
+        f'session.id=ses_1 small=false agent=build error.error="{said}"\n'
+    )
+    with log.open("a") as handle:
+        handle.write(line)
+
+
+def test_a_call_opencode_does_not_retry_is_left_to_it_to_report(tmp_path: Path) -> None:
+    log = tmp_path / "1.stderr.txt"
+    retries = _Retries(log, limit=0.05)
+    _stream_error(log, "AI_APICallError: invalid x-api-key")
+    assert retries(None, "ses_1") is None
+    time.sleep(0.1)
+
+    assert retries(None, "ses_1") is None  # one failed call, past the limit: opencode reports it itself
+
+    _stream_error(log, "AI_APICallError: the fake model broke")  # it retried: the time ran from the first
+    reason = retries(None, "ses_1")
+    assert reason is not None and reason.startswith("opencode cannot get an answer from its model")
+    assert reason.endswith("(opencode said: AI_APICallError: the fake model broke)")
