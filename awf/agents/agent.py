@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ..record import entries
-from .channel import AgentChannel
+from .channel import AgentChannel, agents_dir
 from .harness import Harness, Session
 from .host import Host
 from .processes import Owner, ProcessBook
@@ -101,7 +101,7 @@ class Agent:
             problem = self.harness.spec_problem(spec.runtime)
             if problem:
                 raise AgentError(f"agent {spec.key}: {problem}")
-        self.dir: Path = host.run_dir / "agents" / str(host.attempt) / spec.key
+        self.dir: Path = agents_dir(host.run_dir) / str(host.attempt) / spec.key
         self.channel: AgentChannel = AgentChannel.create(
             self.dir, run=host.run, attempt=host.attempt, agent=spec.key, harness=spec.harness
         )
@@ -144,8 +144,14 @@ class Agent:
         from .sandbox import AgentSandbox
 
         assert self.harness is not None and self.spec.sandbox is not None
+        run_profile = self._host.sandbox
         sandbox = AgentSandbox(
-            self.spec.sandbox, cwd=self.spec.cwd, agent_dir=self.dir, records=self._host.run_dir.parent.parent
+            self.spec.sandbox,
+            cwd=self.spec.cwd,
+            agent_dir=self.dir,
+            records=self._host.run_dir.parent.parent,
+            writers=tuple(run_profile.write) if run_profile is not None else (),
+            protected=self._host.protected,
         )
         sandbox.env = self.harness.sandbox_home(self.session, os.environ, sandbox.home)
         sandbox.endpoints = list(dict.fromkeys(self.harness.endpoints(self.session, os.environ)))

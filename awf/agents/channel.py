@@ -27,8 +27,10 @@ from typing import Any
 
 from ..record import file_kinds
 from ..record.clock import iso, now_iso
-from ..record.files import FILE_MODE, ensure_dir, fsync_dir, write_atomic, write_json
+from ..record.errors import RecordError
+from ..record.files import FILE_MODE, ensure_dir, write_atomic, write_json
 from ..record.folder import read_json_file
+from ..record.untrusted import open_parent, untrusted
 
 AGENT_FILE = "agent.json"
 TURN_FILE = "turn.json"
@@ -41,13 +43,23 @@ ENV_TURN = "AWF_TURN"
 ENV_COMMAND = "AWF_ANSWER_COMMAND"
 
 
+def agents_dir(run_dir: Path) -> Path:
+    """The folder of a run's agents' folders, `{run}/agents`. Each agent writes its own folder, so
+    awf opens nothing below this one through a link (record/untrusted.py)."""
+    folder = run_dir / "agents"
+    untrusted(folder)
+    return folder
+
+
 def turn_dir(agent_dir: Path, number: int) -> Path:
     return agent_dir / f"turn-{number}"
 
 
 def awf_command() -> list[str]:
-    """The command that runs this same awf, whatever PATH the agent has."""
-    return [sys.executable, "-m", "awf"]
+    """The command that runs this same awf, whatever PATH the agent has: isolated (-I), so neither
+    the folder it runs in nor the environment puts a module of someone else's in awf's place (an
+    agent that writes `awf.py` where another agent answers from)."""
+    return [sys.executable, "-I", "-m", "awf"]
 
 
 def _token_hash(token: str) -> str:
@@ -78,6 +90,7 @@ class AgentChannel:
     def open_turn(self, number: int, schema: dict[str, Any] | None, deadline: float | None, label: str) -> Path:
         """Make the turn's folder and point the agent at it. Returns the folder."""
         folder = turn_dir(self.dir, number)
+        _set_aside(folder)
         ensure_dir(folder)
         write_json(
             folder / TURN_FILE,
@@ -111,6 +124,21 @@ class AgentChannel:
         }
 
 
+def _set_aside(folder: Path) -> None:
+    """Move away whatever is where a turn's folder is about to be made: awf makes each turn's folder
+    as the turn opens, so anything there already (a folder with an answer in it, a link) is the
+    agent's. It is kept, renamed, for a person to look at."""
+    parent, name = open_parent(folder)
+    try:
+        try:
+            os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            return
+        os.rename(name, f"{name}.found-{secrets.token_hex(3)}", src_dir_fd=parent, dst_dir_fd=parent)
+    finally:
+        os.close(parent)
+
+
 def _write_shim(folder: Path) -> None:
     """A one-line `awf` that runs the interpreter awf runs on, and nothing else of its venv.
 
@@ -138,31 +166,42 @@ def settle_once(
 
 def _create_once(path: Path, text: str) -> bool:
     """Write `path` whole, only if it does not exist: temp file, fsync, link. False if it existed."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    folder, name = open_parent(path)  # by name in the folder held open: never through a planted link
     try:
-        view = memoryview(text.encode())
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        tmp = f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE, dir_fd=folder)
+        try:
+            view = memoryview(text.encode())
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+        except FileExistsError:
+            return False
+        finally:
+            os.unlink(tmp, dir_fd=folder)
+        os.fsync(folder)
     finally:
-        os.close(fd)
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        return False
-    finally:
-        tmp.unlink()
-    fsync_dir(path.parent)
+        os.close(folder)
     return True
 
 
 def read_outcome(folder: Path) -> dict[str, Any] | None:
-    """How the turn in `folder` settled, or None while it is open."""
+    """How the turn in `folder` settled, or None while it is open.
+
+    The agent writes this file (`awf answer`), and may write anything there: an outcome.json that
+    cannot be read or does not fit its schema settles the turn failed, saying why; it fails only
+    that turn, never the stage or the attempt around it."""
+    path = folder / OUTCOME_FILE
     try:
-        return read_json_file(folder / OUTCOME_FILE, "turn-outcome")
+        return read_json_file(path, "turn-outcome")
     except FileNotFoundError:
         return None
+    except (RecordError, OSError) as error:
+        return {"outcome": "failed", "reason": f"its answer file cannot be taken: {error}", "by": "awf"}
 
 
 def read_turn(folder: Path) -> dict[str, Any]:

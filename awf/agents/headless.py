@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..record.files import write_atomic
+from ..record.files import open_read, write_atomic
 from .harness import Message, Session
 from .output import read_end
 
@@ -85,7 +85,7 @@ class Ran:
     def stderr_head(self) -> str:
         """The start of its stderr, where a CLI's usage text begins (longer than the tail)."""
         try:
-            with open(self.stderr, "rb") as handle:
+            with open_read(self.stderr) as handle:
                 return handle.read(STDERR_HEAD).decode("utf-8", errors="replace")
         except OSError:
             return ""
@@ -103,7 +103,7 @@ class JsonLines:
 
     def read(self) -> list[dict[str, Any]]:
         try:
-            with open(self.path, "rb") as handle:
+            with open_read(self.path) as handle:
                 handle.seek(self.offset)
                 data = handle.read()
         except FileNotFoundError:

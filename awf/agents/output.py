@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..record.files import write_atomic
+from ..record.files import file_size, open_read, write_atomic
 
 DEFAULT_CAP = 16 * 2**20  # bytes a stream keeps on disk: the runtime's "max_output" changes it
 
@@ -21,7 +21,7 @@ def size_of(path: Path | None) -> int:
     if path is None:
         return 0
     try:
-        return os.stat(path).st_size
+        return file_size(path)
     except OSError:
         return 0
 
@@ -30,13 +30,13 @@ def cap_output(path: Path, cap: int) -> int:
     """Keep the file at `path` to about `cap` bytes: past it, its first and last halves stay, cut at
     line ends, with a line between them saying how much was dropped. The bytes dropped (0: whole)."""
     try:
-        size = path.stat().st_size
+        size = file_size(path)
     except FileNotFoundError:
         return 0
     if size <= cap:
         return 0
     half = cap // 2
-    with open(path, "rb") as handle:
+    with open_read(path) as handle:
         head = handle.read(half)
         handle.seek(size - half)
         tail = handle.read(half)
@@ -60,7 +60,7 @@ def cap_output(path: Path, cap: int) -> int:
 def read_end(path: Path, limit: int) -> str:
     """The last `limit` bytes of a file as text ("…" first when there was more); "" when it is missing."""
     try:
-        with open(path, "rb") as handle:
+        with open_read(path) as handle:
             size = handle.seek(0, os.SEEK_END)
             handle.seek(max(size - limit, 0))
             data = handle.read()

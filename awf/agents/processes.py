@@ -20,6 +20,7 @@ from pathlib import Path
 from ..record import entries
 from ..record.files import FILE_MODE
 from ..record.liveness import process_start
+from ..record.untrusted import open_fd
 
 END_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
 POLL = 0.05
@@ -135,12 +136,14 @@ class ProcessBook:
         """Start `command` in a session of its own, with files for its standard streams.
 
         Files, not pipes: an agent left running after awf is gone keeps writing to them instead
-        of dying of a broken pipe, and what it wrote stays in the record.
+        of dying of a broken pipe, and what it wrote stays in the record. They are in the agent's
+        own folder, where it may have put a link in their place: opened without following one.
         """
+        append = os.O_WRONLY | os.O_CREAT | os.O_APPEND
         with (
-            open(stdin if stdin is not None else os.devnull, "rb") as given,
-            open(os.open(stdout, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE), "ab") as out,
-            open(os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE), "ab") as err,
+            open(open_fd(stdin, os.O_RDONLY) if stdin is not None else os.open(os.devnull, os.O_RDONLY), "rb") as given,
+            open(open_fd(stdout, append, FILE_MODE), "ab") as out,
+            open(open_fd(stderr, append, FILE_MODE), "ab") as err,
         ):
             popen = subprocess.Popen(
                 list(command),

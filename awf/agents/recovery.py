@@ -20,7 +20,9 @@ from typing import Any
 
 from ..record import entries
 from ..record.costs import money
+from ..record.files import file_size
 from ..record.log import Line, read_lines
+from .channel import agents_dir
 from .harness import Harness, Session
 from .registry import NoHarness, own_harness
 
@@ -69,6 +71,7 @@ def settle(
     itself, as it ends) whose use went unrecorded, read from its session file; return what each
     attempt was found to have used. `lines`: the log's lines of KINDS, when they are read already."""
     env = os.environ if env is None else env
+    agents_dir(log.parent)  # what an earlier attempt's agent may still be writing: read without following links
     found: dict[int, Recovered] = {}
     for turn in _unsettled(log, attempt + 1 if own else attempt, lines):
         harness = _harness(turn.start.get("harness"))
@@ -168,7 +171,7 @@ def _read(harness: Harness, turn: _Turn, env: Mapping[str, str]) -> dict[str, An
     if path is None:
         return _unknown(f"the file of {harness.name} session {where.get('session')} cannot be found")
     try:
-        size = path.stat().st_size
+        size = file_size(path)
         end = turn.end if isinstance(turn.end, int) and start <= turn.end <= size else None
         used = harness.session_usage(path, start, end)
     except FileNotFoundError:

@@ -19,6 +19,7 @@ from typing import Any, Protocol, cast
 
 from ..record import entries
 from ..record.clock import format_duration, iso
+from ..record.untrusted import Refused
 from . import turn_outcome as kinds
 from .answers import last_document, read_answer
 from .channel import AgentChannel, read_outcome, settle
@@ -216,10 +217,16 @@ class _Conversation:
         """Run one delivery until the turn settles, the agent stops, or the deadline passes."""
         task = asyncio.ensure_future(harness.deliver(self.agent.session, message))
         self.deliveries += 1
+        sandbox = self.agent.session.sandbox
         try:
             while True:
                 if self.marks is not None:
                     self.marks.check()
+                passed = sandbox.watch.breach() if sandbox is not None else None
+                if sandbox is not None and passed is not None:
+                    sandbox.watch.end()  # the sandbox, and everything in it, goes now
+                    await _let_end(task, 0)
+                    return read_outcome(self.folder) or Stopped(failed=passed)
                 settled = read_outcome(self.folder)
                 if settled is not None:
                     await _let_end(task, harness.answer_grace)
@@ -341,6 +348,8 @@ async def _let_end(task: asyncio.Future[Any], grace: float) -> None:
 def _stopped(task: asyncio.Future[Any], name: str) -> Stopped:
     try:
         result = task.result()
+    except Refused as error:  # a link or a FIFO the agent put in its own folder, where awf reads and writes
+        return Stopped(failed=f"a file of the turn was refused: {error}")
     except Exception as error:  # a harness's bug fails the turn; it must not fail the attempt
         return Stopped(failed=f"the {name} harness failed: {type(error).__name__}: {error}")
     if not isinstance(result, Stopped):

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..record.files import open_read
+
 TOKEN_KINDS = ("input", "cached", "cache_write", "output", "reasoning")
 
 
@@ -70,7 +72,7 @@ def read_lines(path: Path, start: int = 0, end: int | None = None) -> Iterator[t
     end of the file when None), each with the byte it starts at. A last line with no newline (the
     CLI is writing it, or died while it did) and a line that is not JSON are passed over: neither
     is a call awf can count."""
-    with open(path, "rb") as handle:
+    with open_read(path) as handle:
         handle.seek(start)
         data = handle.read() if end is None else handle.read(max(end - start, 0))
     offset = start

@@ -10,8 +10,9 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+from . import untrusted
 from .errors import RecordWriteError
 
 FILE_MODE = 0o600
@@ -24,7 +25,8 @@ READ_SIZE = 65536  # a stage's record is a few hundred bytes; asking for much mo
 TEMP_SUFFIX = ".awf-tmp"
 _TEMP_NAME = re.compile(r".+~\d+\.awf-tmp")
 # A record's files are never opened through a symbolic link: one planted in a run's folder would
-# send awf's writes, or its reads, anywhere.
+# send awf's writes, or its reads, anywhere. Below a folder an agent writes, no folder on the way is
+# either (untrusted.py): every open here goes through untrusted.open_fd.
 NO_FOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -56,16 +58,16 @@ def ensure_dir(path: Path) -> None:
     """Create `path` and its missing parents, each with mode 0700 (mkdir's `parents` would give
     the parents the default mode)."""
     missing = []
-    while not path.is_dir():
+    while not untrusted.is_dir(path):
         missing.append(path)
         if path.parent == path:
             break
         path = path.parent
     for folder in reversed(missing):
         try:
-            folder.mkdir(mode=DIR_MODE)
+            untrusted.make_dir(folder, DIR_MODE)
         except FileExistsError:
-            if not folder.is_dir():
+            if not untrusted.is_dir(folder):
                 raise write_failed(folder, NotADirectoryError(errno.ENOTDIR, "it is a file, not a folder")) from None
         except OSError as error:
             raise write_failed(folder, error) from None
@@ -74,7 +76,7 @@ def ensure_dir(path: Path) -> None:
 def fsync_dir(path: Path) -> None:
     """Make renames, creations and unlinks in `path` durable."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | NO_FOLLOW)
+        fd = untrusted.open_fd(path, os.O_RDONLY | os.O_DIRECTORY)
         try:
             os.fsync(fd)
         finally:
@@ -89,35 +91,43 @@ def write_atomic(path: Path, text: str | bytes, *, sync_dir: bool = False) -> No
     `sync_dir` also makes the rename durable before returning, for a file a line of the log is
     about to name. A write that fails removes its temp file and raises RecordWriteError.
     """
-    tmp = path.with_name(temp_name(path.name))
     try:
-        # O_EXCL: a file or a link already at the temp name is never written through.
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW, FILE_MODE)
-    except FileExistsError:
-        _remove(tmp)  # a leftover of this same pid, before a reboot: its content never counted
+        folder, name = untrusted.open_parent(path)
+    except OSError as error:
+        raise write_failed(path, error) from None
+    tmp = temp_name(name)
+    try:
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW, FILE_MODE)
+            # O_EXCL: a file or a link already at the temp name is never written through.
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW, FILE_MODE, dir_fd=folder)
+        except FileExistsError:
+            _remove(tmp, folder)  # a leftover of this same pid, before a reboot: its content never counted
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW, FILE_MODE, dir_fd=folder)
+            except OSError as error:
+                raise write_failed(path, error) from None
         except OSError as error:
             raise write_failed(path, error) from None
-    except OSError as error:
-        raise write_failed(path, error) from None
-    try:
         try:
-            _write_all(fd, text.encode() if isinstance(text, str) else text)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except OSError as error:
-        _remove(tmp)
-        raise write_failed(path, error) from None
+            try:
+                _write_all(fd, text.encode() if isinstance(text, str) else text)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            # By name in the folder held open: a link put in place of a folder on the way is never followed.
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except OSError as error:
+            _remove(tmp, folder)
+            raise write_failed(path, error) from None
+    finally:
+        os.close(folder)
     if sync_dir:
         fsync_dir(path.parent)
 
 
-def _remove(path: Path | str) -> None:
+def _remove(path: Path | str, folder: int | None = None) -> None:
     try:
-        os.unlink(path)
+        os.unlink(path, dir_fd=folder)
     except OSError:
         pass  # a temp file left behind is removed by the next attempt
 
@@ -159,7 +169,7 @@ def read_bytes(path: str | Path) -> bytes:
 
     Errors are those of open(): FileNotFoundError, or an OSError naming the file.
     """
-    fd = os.open(path, os.O_RDONLY | NO_FOLLOW)
+    fd = untrusted.open_fd(path, os.O_RDONLY)
     try:
         chunks: list[bytes] = []
         while True:
@@ -174,6 +184,30 @@ def read_bytes(path: str | Path) -> bytes:
         os.close(fd)
 
 
+def open_read(path: Path | str) -> BinaryIO:
+    """`path` open for reading in binary, never through a link (below an agent's folder, no folder
+    on the way either); a link, FIFO or device there raises untrusted.Refused, an OSError."""
+    return os.fdopen(untrusted.open_fd(path, os.O_RDONLY), "rb")
+
+
+def file_size(path: Path | str) -> int:
+    """The size of the file at `path`, reached as open_read reaches it."""
+    fd = untrusted.open_fd(path, os.O_RDONLY)
+    try:
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+
+
+def is_file(path: Path | str) -> bool:
+    """Whether a file is at `path`, reached as open_read reaches it (a link there is no file)."""
+    try:
+        file_size(path)
+    except OSError:
+        return False
+    return True
+
+
 def append_line(path: Path, obj: Any, *, sync: bool = True) -> int:
     """Append `obj` as one JSON line; return the offset the line starts at.
 
@@ -182,7 +216,7 @@ def append_line(path: Path, obj: Any, *, sync: bool = True) -> int:
     """
     data = (dumps(obj) + "\n").encode()
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | NO_FOLLOW, FILE_MODE)
+        fd = untrusted.open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
     except OSError as error:
         raise write_failed(path, error) from None
     try:
@@ -248,7 +282,7 @@ class ProgressLines:
         data = (dumps(obj) + "\n").encode()
         if self._fd is None:
             try:
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | NO_FOLLOW, FILE_MODE)
+                self._fd = untrusted.open_fd(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
             except OSError as error:
                 raise write_failed(self.path, error) from None
         _append(self._fd, self.path, data, sync=False)
