@@ -49,7 +49,7 @@ def test_codex_started_again_in_its_pane_resumes_its_thread(panes: PaneProject, 
         panes.tmux("paste-buffer", "-d", "-b", "quit", "-t", pane["pane"])
         wait_until(lambda: "/quit" in panes.tmux("capture-pane", "-p", "-t", pane["pane"]).stdout, 10, "/quit")
         panes.tmux("send-keys", "-t", pane["pane"], "Enter")
-        status = panes.run_dir("ask", "x2") / "agents" / "1" / "planner" / "pane.status"
+        status = panes.run_dir("ask", "x2") / "agents" / "1" / ".panes" / "planner.status"
         wait_until(lambda: status.exists() and status.read_text().strip() == "0", 20, "codex to exit")
         mark.write_text("")
         out, err = running.communicate(timeout=90)
@@ -120,7 +120,7 @@ def test_codex_in_a_pane_in_a_sandbox_works_from_a_fresh_home_and_awf_reads_its_
     assert done.code == 0, done.stderr
     assert done.out["value"] == [PLAN, AGAIN]
     agent_dir = panes.run_dir("ask", "s1") / "agents" / "1" / "planner"
-    assert "bwrap" in (agent_dir / "pane.sh").read_text()
+    assert "sandbox_launch.py" in (agent_dir.parent / ".panes" / "planner.sh").read_text()
     fresh = agent_dir / "home" / ".codex"
     assert thread_of(fresh) and not list(codex.home.glob("sessions/*/*/*/rollout-*.jsonl"))
     turns = codex.turns("s1")

@@ -42,7 +42,7 @@ def test_an_exec_agent_in_a_pane_reads_its_prompt_on_a_terminal_and_answers(pane
         f"{panes.server})" in logs.stdout
     )
     # The token awf answer needs is in a file only its owner reads, not on a command line.
-    launcher = panes.agent_dir("a1") / "pane.sh"
+    launcher = panes.agent_dir("a1").parent / ".panes" / "planner.sh"
     assert launcher.stat().st_mode & 0o077 == 0
 
 

@@ -78,8 +78,8 @@ class Multiplexer(Protocol):
     def screen(self, pane: Pane) -> Screen | None:
         """The pane's screen and its program's state; None once the pane is gone."""
 
-    def paste(self, pane: Pane, text_file: Path) -> None:
-        """Paste the file's text into the pane, as a person pasting into a terminal would."""
+    def paste(self, pane: Pane, text: str) -> None:
+        """Paste `text` into the pane, as a person pasting into a terminal would."""
 
     def press(self, pane: Pane, keys: Sequence[str]) -> None:
         """Press these keys in the pane (tmux's key names: Enter, C-d, Escape)."""

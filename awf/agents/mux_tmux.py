@@ -143,14 +143,16 @@ class Tmux:
             signal=int(signal) if signal.isdigit() else None,
         )
 
-    def paste(self, pane: Pane, text_file: Path) -> None:
+    def paste(self, pane: Pane, text: str) -> None:
         buffer = f"awf-{pane.pane_id.lstrip('%')}"
-        # -p: as a bracketed paste where the program asked for one, so a line break is not Enter.
+        # From awf's stdin, never from a file: tmux would read a file through any link an agent put
+        # in its place. -p: as a bracketed paste where the program asked for one, so a line break
+        # is not Enter.
         self._run(
             "load-buffer",
             "-b",
             buffer,
-            str(text_file),
+            "-",
             ";",
             "paste-buffer",
             "-d",
@@ -159,6 +161,7 @@ class Tmux:
             buffer,
             "-t",
             pane.pane_id,
+            given=text,
         )
 
     def press(self, pane: Pane, keys: Sequence[str]) -> None:
@@ -204,7 +207,7 @@ class Tmux:
             raise MultiplexerError(f"tmux did not say which pane it made (it printed {printed.strip()!r})")
         return Pane(workspace, window, window_id, pane_id, int(pid))
 
-    def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def _run(self, *args: str, check: bool = True, given: str | None = None) -> subprocess.CompletedProcess[str]:
         program = self.program
         if program is None:
             raise MultiplexerError(self.missing() or "tmux is not installed")
@@ -214,7 +217,8 @@ class Tmux:
                 capture_output=True,
                 text=True,
                 env=self.env,
-                stdin=subprocess.DEVNULL,
+                input=given,
+                stdin=subprocess.DEVNULL if given is None else None,
                 timeout=TIMEOUT,
             )
         except subprocess.TimeoutExpired:

@@ -33,7 +33,7 @@ from typing import Any
 
 from ..record import entries
 from ..record.errors import RecordError
-from ..record.files import write_atomic
+from ..record.files import ensure_dir, read_bytes, write_atomic
 from ..record.liveness import is_alive, process_start
 from . import turn_outcome as kinds
 from .channel import ENV_TURN, read_agent, read_outcome, turn_dir
@@ -148,10 +148,9 @@ class PaneHarness(Harness):
         pane = panes.pane
         assert pane is not None
         text = self.inner.pane_text(session, message, fresh).rstrip("\n")
-        typed = message.dir / f"{message.delivery}.prompt.txt"
-        write_atomic(typed, text)
+        write_atomic(message.dir / f"{message.delivery}.prompt.txt", text)  # the record of what was pasted
         finished = self.inner.pane_watch(session, message)
-        mux.paste(pane, typed)
+        mux.paste(pane, text)
         if program.settle > 0:
             await asyncio.sleep(program.settle)
         mux.press(pane, program.submit)
@@ -220,6 +219,8 @@ class PaneHarness(Harness):
         else:
             pane = self._open(session, mux, launcher)
         panes.pane = pane
+        if session.sandbox is not None:
+            session.sandbox.watch.started(pane.pid)
         if session.log is not None:
             entries.append(
                 session.log,
@@ -303,7 +304,7 @@ async def _screen(panes: _Panes, pane: Pane) -> Screen | None:
         if screen is None or not screen.dead:
             return screen
         try:
-            written = panes.status_file.read_text().strip()
+            written = read_bytes(panes.status_file).decode("utf-8", errors="replace").strip()
         except OSError:
             written = ""
         if written.isdigit():
@@ -313,9 +314,17 @@ async def _screen(panes: _Panes, pane: Pane) -> Screen | None:
         await asyncio.sleep(0.02)
 
 
+def launcher_dir(session: Session) -> Path:
+    """Where awf keeps the files of an attempt's panes: beside its agents' folders, not in one,
+    since the launcher runs outside any sandbox and an agent writes its own folder."""
+    folder = session.dir.parent / ".panes"
+    ensure_dir(folder)
+    return folder
+
+
 def status_file(session: Session) -> Path:
     """Where the launcher writes its program's exit status."""
-    return session.dir / "pane.status"
+    return launcher_dir(session) / f"{session.key}.status"
 
 
 def _launcher(session: Session, program: PaneProgram, env: Mapping[str, str]) -> Path:
@@ -350,7 +359,7 @@ def _launcher(session: Session, program: PaneProgram, env: Mapping[str, str]) ->
         f'echo "$code" > {status}',
         'exit "$code"',
     ]
-    path = session.dir / "pane.sh"
+    path = launcher_dir(session) / f"{session.key}.sh"
     write_atomic(path, "\n".join(lines) + "\n")  # readable by its owner only: it holds the token
     return path
 
