@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
+import os
 import sys
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -53,13 +57,12 @@ def _execute(path: Path) -> ModuleType:
         raise LoadError(f"{path} cannot be loaded as Python; a workflow file is a .py file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
-    # A workflow file imports its neighbours (shared schemas, helpers) as a script would.
-    sys.path.insert(0, str(resolved.parent))
     try:
         # Compiled from the source each time, never from __pycache__: a workflow edited between
         # two attempts within one second, to a text of the same size, would otherwise run as it was.
         code = compile(resolved.read_bytes(), str(resolved), "exec", dont_inherit=True)
-        exec(code, module.__dict__)
+        with neighbours(resolved.parent):
+            exec(code, module.__dict__)
     except SystemExit as error:
         raise LoadError(f"{path} exited while it was loaded (SystemExit {error.code})", exit_code=1) from None
     except WorkflowError as error:
@@ -73,6 +76,60 @@ def _execute(path: Path) -> ModuleType:
             f"{path}{f':{line}' if line else ''}: {what}", exit_code=1, detail=_frames_below(error)
         ) from None
     return module
+
+
+class _SourceOnly(importlib.machinery.SourceFileLoader):
+    """A module beside a workflow, compiled from its source every time, as the workflow is: never
+    from __pycache__, where an agent that writes the folder could leave bytecode of its own."""
+
+    def get_code(self, fullname: str) -> Any:
+        path = self.get_filename(fullname)
+        return compile(self.get_data(path), path, "exec", dont_inherit=True)
+
+
+# Folders of workflows loaded in this process: what is below one is imported from source only.
+_NEIGHBOURHOODS: set[str] = set()
+
+
+def _source_only_finder(path: str) -> importlib.machinery.FileFinder:
+    """sys.path_hooks' first say: a folder of a workflow's (or of a package in one) gets a finder of
+    Python source only; no other folder is this hook's."""
+    if not any(path == folder or path.startswith(folder + os.sep) for folder in _NEIGHBOURHOODS):
+        raise ImportError(path)
+    return importlib.machinery.FileFinder(path, (_SourceOnly, importlib.machinery.SOURCE_SUFFIXES))
+
+
+@contextmanager
+def neighbours(folder: Path) -> Iterator[None]:
+    """While a workflow file loads, it imports its neighbours (shared schemas, helpers) as a script
+    would, from `folder`: after everything installed (a file an agent left there, named as a module
+    of the standard library, never takes its place) and from Python source only. Once it has loaded,
+    the folder is off the import path again: awf's own later imports find nothing there."""
+    entry = str(folder)
+    if not _NEIGHBOURHOODS:
+        sys.path_hooks.insert(0, _source_only_finder)
+    _NEIGHBOURHOODS.add(entry)
+    sys.path_importer_cache.pop(entry, None)
+    added = entry not in sys.path  # a folder the operator put on the path stays as they put it
+    if added:
+        sys.path.append(entry)
+    try:
+        yield
+    finally:
+        if added:
+            del sys.path[len(sys.path) - 1 - sys.path[::-1].index(entry)]
+
+
+def neighbour_files(folder: Path) -> list[str]:
+    """The files of the modules loaded from `folder` (the workflow's neighbours), for the sandbox to
+    keep read-only: they run outside it, at every attempt."""
+    within = str(folder) + os.sep
+    found = []
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and file.startswith(within):
+            found.append(file)
+    return sorted(set(found))
 
 
 def _choose(path: Path, wanted: str | None, module: ModuleType) -> Workflow[Any]:

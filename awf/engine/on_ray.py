@@ -28,6 +28,7 @@ from ..record.layout import RunPaths
 from .errors import Refusal
 from .placement import PLACED_ENV
 from .request import RunRequest
+from .self_command import awf_command
 
 NAMESPACE = "awf"
 OUTPUT = "placed.log"  # what the placed attempts printed, appended, in the run's folder
@@ -192,7 +193,7 @@ def _connect(ray: Any, address: str | None) -> None:
 
 def _attempt_command(request: RunRequest, paths: RunPaths) -> list[str]:
     """The `awf run` the node runs: a continue of the run this command made or checked."""
-    words = [sys.executable, "-m", "awf", "run", str(Path(request.target).absolute())]
+    words = [*awf_command(), "run", str(Path(request.target).absolute())]
     words += ["--id", paths.id, "--continue", "--run-root", str(paths.root)]
     if request.from_stage:
         words += ["--from-stage", request.from_stage]

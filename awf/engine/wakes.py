@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ from ..record.locks import holding
 from ..record.waiting import GIVE_UP_AFTER, crash_loop_text
 from .attempt_events import held_back, is_ready, next_due, waiting_on
 from .on_ray import Placement
+from .self_command import awf_command
 
 FIRST_BACKOFF = 1.0  # seconds; doubles with each interrupted attempt after the first
 
@@ -226,7 +226,7 @@ def placed_before(history: folder.History) -> Placement | None:
 def _spawn_continue(paths: RunPaths, history: folder.History, placement: Placement | None) -> int:
     """Start `awf run --continue` for the run, detached, its output kept in the run's wake.log;
     with a placement, the continue places the attempt on Ray and returns."""
-    command = [sys.executable, "-m", "awf", "run", _target(history), "--id", paths.id, "--continue"]
+    command = [*awf_command(), "run", _target(history), "--id", paths.id, "--continue"]
     command += ["--run-root", str(paths.root)]
     if placement is not None:
         command += ["--on", "ray"]
