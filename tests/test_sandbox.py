@@ -181,9 +181,18 @@ def test_a_sandboxed_cli_gets_a_fresh_home_with_only_its_credential(world: World
     assert list(fresh.glob("sessions/*/*/*/rollout-*.jsonl")), "codex kept its session in the fresh home"
     assert not list(codex_home.glob("sessions/*/*/*/rollout-*.jsonl")), "the operator's codex home was used"
     [process] = [entry for entry in world.project.log("probe", "h") if entry["kind"] == "agent-process"]
-    assert process["command"][0].endswith("bwrap")
-    command = " ".join(process["command"])
+    spec = launched(process["command"])
+    assert spec["bwrap"].endswith("bwrap")
+    command = " ".join(spec["command"])
     assert ' -c web_search="disabled" ' in command and " --sandbox danger-full-access " in command
+
+
+def launched(command: list[str]) -> dict[str, Any]:
+    """What an agent process was started as: awf's sandbox launcher, given the sandbox to make and
+    the command to run in it."""
+    assert command[-2].endswith("sandbox_launch.py"), command
+    spec: dict[str, Any] = json.loads(command[-1])
+    return spec
 
 
 def exec_runtime(world: World) -> dict[str, Any]:
@@ -208,6 +217,7 @@ def test_an_exec_agent_in_a_json_profile_reaches_the_hosts_it_lists_and_nothing_
         "read": [],
         "write": [str(world.project.path.resolve())],
         "network": [f"127.0.0.1:{urlsplit(world.model.url).port}"],
+        "limits": {"processes": 2048, "open_files": 8192, "cpu_seconds": None, "tmp_mib": 1024, "shm_mib": 256},
     }
 
 
@@ -395,8 +405,9 @@ def test_a_sandboxed_claude_gets_a_fresh_config_with_only_its_login_and_no_web_t
     assert not (fresh / "projects" / "other-project").exists()
     assert list(fresh.glob("projects/*/*.jsonl")), "Claude Code kept its transcript in the fresh config"
     [process] = [entry for entry in world.project.log("probe", "h") if entry["kind"] == "agent-process"]
-    assert process["command"][0].endswith("bwrap")
-    assert " --disallowedTools WebSearch WebFetch " in " ".join(process["command"])
+    spec = launched(process["command"])
+    assert spec["bwrap"].endswith("bwrap")
+    assert " --disallowedTools WebSearch WebFetch " in " ".join(spec["command"])
 
 
 def test_a_machine_where_bubblewrap_cannot_make_a_sandbox_refuses_and_names_user_namespaces(

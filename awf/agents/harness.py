@@ -87,9 +87,12 @@ class Session:
         ended with the attempt; in its sandbox, when it has one. A harness starts every process
         through this."""
         command, env = self.confined(command, env)
-        return self.spawn_process(
+        process = self.spawn_process(
             self.key, command, cwd=cwd or self.cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr, turn=turn
         )
+        if self.sandbox is not None:
+            self.sandbox.watch.started(process.pid)
+        return process
 
     def confined(self, command: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
         """`command` as it runs in the agent's sandbox, and the clean environment it gets there; as

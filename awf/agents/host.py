@@ -49,6 +49,9 @@ class Host:
     cancel_reason: Callable[[], str | None]  # why the attempt is being cancelled, once it is
     timed_out: Callable[[], bool] = lambda: False  # the attempt is cancelled because --timeout passed
     sandbox: Any = None  # the run's sandbox profile (sandbox_profile.Profile), or None
+    # Files that run outside every sandbox, which agents must not change: the workflow file and the
+    # modules it imported from beside it.
+    protected: tuple[str, ...] = ()
     # Raises the engine's stop when the run has cost more than its --max-cost: before and after each turn.
     check_budget: Callable[[str], None] = lambda when: None
 

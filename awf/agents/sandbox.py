@@ -1,26 +1,30 @@
 """Agents in a sandbox: every process of a sandboxed agent runs under bubblewrap (`bwrap`).
 
-What a process sees inside (see docs/sandboxes.md):
+What a process has inside (see docs/sandboxes.md, whose threat model says what each part stops):
 
-- the system folders (/usr, /etc, /bin, /lib...), read-only; nothing else of the machine's tree:
-  no /home, /root, /tmp, /mnt, /srv, /opt, nor other projects;
-- the programs it runs, read-only, wherever they are installed: awf itself (its interpreter, its
-  virtual environment and its package, for `awf answer`), the agent's CLI and node;
-- the profile's `read` paths read-only, its `write` paths writable (the working directory for
-  `workspace`), and of the runs' records only the agent's own folder, writable: its answer
-  channel, its fresh home (HOME, and the harness's home in it) and its temp folder;
-- a network of its own with only loopback; sandbox_relay.py and sandbox_net.py carry the model's
-  port and an allowlisting proxy out;
-- its own pid namespace, ended with the process (--die-with-parent), and a clean environment:
-  the locale, the terminal, what `awf answer` needs and what the harness says its program needs.
+- no capabilities and no way to gain any (--cap-drop ALL, no new privileges, no further user
+  namespaces), whoever runs awf, root included; a user, pid, network, IPC and UTS namespace of
+  its own, ended with the program that started it (--die-with-parent);
+- the system folders read-only, with the files that hold the machine's secrets emptied; the
+  programs it runs, read-only, wherever they are installed; the profile's paths; of the runs'
+  records only its own folder; inside what it writes, what runs outside kept read-only
+  (sandbox_mounts.py);
+- a seccomp filter (seccomp.py): no unix socket, so none outside is reached;
+- limits (sandbox_limits.py): processes, open files, CPU, the size of /tmp and /dev/shm;
+- a network of its own with only loopback; sandbox_init.py hands each connection to awf's gateway
+  outside (sandbox_net.py), which carries it to the model's port or an allowlisting proxy;
+- a clean environment: the locale, the terminal, what `awf answer` needs and what the harness
+  says its program needs.
 
-Anything else in the root is read-only, so a write outside the allowed paths fails.
+Each process starts through sandbox_launch.py, which opens what lies in folders agents write
+without following links, connects the gateway, and becomes bubblewrap.
 """
 
 from __future__ import annotations
 
 import functools
 import ipaddress
+import json
 import os
 import shutil
 import subprocess
@@ -29,10 +33,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .sandbox_net import Gateway
+from ..record.files import ensure_dir
+from . import seccomp
+from .sandbox_limits import MIB, Watch, init_options
+from .sandbox_mounts import Layout, plan
+from .sandbox_net import Gateway, Route
 from .sandbox_profile import Profile
 
-SYSTEM = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_PATH = ("/usr/local/bin", "/usr/local/sbin", "/usr/bin", "/usr/sbin", "/bin", "/sbin")
 INSTALL = (
     "install bubblewrap: sudo apt-get install -y bubblewrap (Debian, Ubuntu), sudo dnf install bubblewrap "
@@ -44,8 +51,10 @@ USERNS = (
 )
 # What every sandboxed process keeps of awf's environment, besides awf's own AWF_ variables.
 KEPT = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "COLORTERM", "NO_COLOR", "TZ")
-NET_DIR = "/run/awf-net"  # where the gateway's sockets are inside
 PROXY_PORT = 3128
+# Namespaces of its own, no capabilities whoever runs awf, and no way to make a user namespace
+# (where it would have them again) inside.
+NAMESPACES = ("--die-with-parent", "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL")
 _LOOPBACK_NAMES = ("localhost",)
 
 
@@ -54,13 +63,13 @@ def unavailable() -> str | None:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return f"bubblewrap is not installed (there is no bwrap on PATH); {INSTALL}"
-    return _cannot_run(bwrap)
+    return seccomp.supported() or _cannot_run(bwrap)
 
 
 @functools.cache
 def _cannot_run(bwrap: str) -> str | None:
-    """Whether `bwrap` makes a sandbox here: tried once a process."""
-    probe = [bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--", "true"]
+    """Whether `bwrap` makes a sandbox here, as awf makes them: tried once a process."""
+    probe = [bwrap, *NAMESPACES, "--ro-bind", "/", "/", "--proc", "/proc", "--", "true"]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError) as error:
@@ -95,7 +104,8 @@ def is_loopback(host: str) -> bool:
 
 
 class AgentSandbox:
-    """One agent's sandbox: how each of its processes is started, and its way out to the network."""
+    """One agent's sandbox: how each of its processes is started, its way out to the network, and
+    the watch on its limits."""
 
     def __init__(
         self,
@@ -104,88 +114,91 @@ class AgentSandbox:
         cwd: Path,
         agent_dir: Path,
         records: Path,
+        writers: tuple[str, ...] = (),
+        protected: tuple[str, ...] = (),
     ) -> None:
         self.profile = profile
         self.cwd = cwd
         self.agent_dir = agent_dir
         self.records = records  # the runs' folder: hidden, but for the agent's own
+        self.writers = tuple(dict.fromkeys([*writers, *profile.write]))  # what any agent of the run may write
+        self.protected = protected  # files that run outside: read-only inside
         self.home: Path = agent_dir / "home"
         self.tmp: Path = agent_dir / "tmp"
         for folder in (self.home, self.tmp):
-            folder.mkdir(mode=0o700, exist_ok=True)
+            ensure_dir(folder)
         self.env: dict[str, str] = {}  # what the harness's program needs: its home, its key, its model
         self.endpoints: list[str] = []  # host:port of its model's API
         self.gateway: Gateway | None = None
-        self._relay: list[str] = []
+        self.watch: Watch = Watch(profile.limits)
+        self._listen: list[str] = []
         self._proxy = False
 
     def open_network(self) -> None:
-        """Serve the sockets its processes reach the network through: made once, at the first process."""
-        if self.gateway is not None:
+        """Start the gateway its processes reach the network through: once, at the first process."""
+        if self.gateway is not None or not (self.endpoints or self.profile.network):
             return
-        self.gateway = Gateway()
         allowed = list(dict.fromkeys([*self.endpoints, *self.profile.network]))
+        routes: list[Route] = []
         remote = False
-        for number, endpoint in enumerate(allowed):
+        for endpoint in allowed:
             host, _, port = endpoint.rpartition(":")
             if not is_loopback(host):
                 remote = True
                 continue
             # The same address inside as outside: a model on 127.0.0.1:8080 is reached as 127.0.0.1:8080.
             address = "127.0.0.1" if host in _LOOPBACK_NAMES else host.strip("[]")
-            path = self.gateway.forward(f"f{number}", address, int(port))
-            self._relay.append(f"{address if ':' not in address else f'[{address}]'}:{port}={NET_DIR}/{path.name}")
+            self._listen.append(f"{address if ':' not in address else f'[{address}]'}:{port}={len(routes)}")
+            routes.append(Route(address, int(port)))
         if remote:
-            path = self.gateway.proxy("proxy", set(allowed))
-            self._relay.append(f"127.0.0.1:{PROXY_PORT}={NET_DIR}/{path.name}")
+            self._listen.append(f"127.0.0.1:{PROXY_PORT}={len(routes)}")
+            routes.append(Route(None, PROXY_PORT, frozenset(allowed)))
             self._proxy = True
+        self.gateway = Gateway(routes)
 
     def close(self) -> None:
+        self.watch.end()
         if self.gateway is not None:
             self.gateway.close()
 
     def wrap(self, command: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
         """The command that runs `command` in the sandbox, and the clean environment to give it."""
         self.open_network()
-        bwrap = shutil.which("bwrap") or "bwrap"
         program = _resolve(command[0], env, self.cwd)
         inside_env = self._env(env, program)
-        args = [bwrap, "--die-with-parent", "--unshare-all", "--hostname", "awf-sandbox"]
-        for folder in SYSTEM:
-            if os.path.islink(folder):
-                args += ["--symlink", os.readlink(folder), folder]
-            elif os.path.isdir(folder):
-                args += ["--ro-bind", folder, folder]
-        args += ["--dev", "/dev", "--proc", "/proc"]
         # The script an interpreter runs (python3 /opt/agents/review.py) is read, as the program is;
         # no other file the command names.
         scripts = [word for word in command[1:2] if os.path.isabs(word) and os.path.isfile(word)]
-        for kind, path in _in_order(self._mounts(program, scripts)):
-            args += [kind, path] if kind == "--tmpfs" else [kind, path, path]
-        if self.gateway is not None and self._relay:
-            args += ["--bind", str(self.gateway.dir), NET_DIR]
-        args += ["--remount-ro", str(self.records), "--remount-ro", "/", "--chdir", str(self.cwd), "--"]
-        if self._relay:
-            relay = str(Path(__file__).with_name("sandbox_relay.py"))
-            args += [sys.executable, "-I", "-S", relay, *self._relay, "--"]
-        return [*args, program, *command[1:]], inside_env
-
-    def _mounts(self, program: str, scripts: list[str]) -> list[tuple[str, str]]:
-        mounts: list[tuple[str, str]] = []
-        for path in _awf_paths() + _program_paths(program) + scripts:
-            mounts.append(("--ro-bind", path))
-        for path in self.profile.read:
-            mounts.append(("--ro-bind-try", path))
-        writes = set(self.profile.write)
-        for path in self.profile.write:
-            mounts.append(("--bind", path))
-        if not any(Path(str(self.cwd)).is_relative_to(path) for path in writes):
-            mounts.append(("--ro-bind", str(self.cwd)))
-        # The runs' records are hidden, other agents' homes with them: only the agent's own folder shows.
-        mounts.append(("--tmpfs", str(self.records)))
-        mounts.append(("--ro-bind", str(self.agent_dir.parent / ".bin")))  # the `awf` shim
-        mounts.append(("--bind", str(self.agent_dir)))
-        return [(kind, path) for kind, path in mounts if not _is_system(path)]
+        limits = self.profile.limits
+        mounts, hidden = plan(
+            Layout(
+                writes=self.profile.write,
+                reads=[*_awf_paths(), *_program_paths(program), *scripts, *self.profile.read],
+                cwd=str(self.cwd),
+                agent_dir=str(self.agent_dir),
+                shim_dir=str(self.agent_dir.parent / ".bin"),
+                records=str(self.records),
+                protected=self.protected,
+                writers=self.writers,
+                tmp_bytes=limits.tmp_mib * MIB if limits.tmp_mib else None,
+                shm_bytes=limits.shm_mib * MIB if limits.shm_mib else None,
+            )
+        )
+        init = [sys.executable, "-I", "-S", str(Path(__file__).with_name("sandbox_init.py")), *init_options(limits)]
+        for address in self._listen:
+            init += ["--listen", address]
+        spec = {
+            "bwrap": shutil.which("bwrap") or "bwrap",
+            "head": [*NAMESPACES, "--hostname", "awf-sandbox"],
+            "mounts": [mount.as_list() for mount in mounts],
+            "tail": ["--remount-ro", hidden, "--remount-ro", "/", "--chdir", str(self.cwd)],
+            "seccomp": seccomp.program().hex(),
+            "gateway": self.gateway.name if self.gateway is not None else None,
+            "init": init,
+            "command": [program, *command[1:]],
+        }
+        launcher = str(Path(__file__).with_name("sandbox_launch.py"))
+        return [sys.executable, "-I", "-S", launcher, json.dumps(spec)], inside_env
 
     def _env(self, env: Mapping[str, str], program: str) -> dict[str, str]:
         clean = {key: os.environ[key] for key in KEPT if key in os.environ}
@@ -241,15 +254,3 @@ def _program_paths(program: str) -> list[str]:
         else:
             paths.append(str(real))
     return paths
-
-
-def _is_system(path: str) -> bool:
-    return any(Path(path).is_relative_to(folder) for folder in SYSTEM if os.path.isdir(folder))
-
-
-def _in_order(mounts: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Outer folders first, so a narrower mount (the agent's folder in a read-only tree) lands on top."""
-    seen: dict[str, str] = {}
-    for kind, path in mounts:
-        seen[path] = kind  # the last word on a path wins
-    return sorted(((kind, path) for path, kind in seen.items()), key=lambda mount: len(Path(mount[1]).parts))

@@ -1,65 +1,33 @@
-"""Inside a sandbox, the way out: TCP ports on the sandbox's own loopback that lead to unix sockets.
+"""Inside a sandbox, its first process: the kernel's limits, the way out, then the agent's program.
 
-    python -I -S sandbox_relay.py 127.0.0.1:8080=/run/awf-net/0.sock ... -- COMMAND ...
+    python -I -S sandbox_init.py [--nproc N] [--nofile N] [--channel FD --listen ADDRESS=TAG ...] -- COMMAND ...
 
-A sandbox has a network of its own with nothing but loopback on it. Each `ADDRESS=SOCKET` listens
-on ADDRESS inside and carries every connection to SOCKET, which awf binds into the sandbox and
-serves outside (sandbox_net.py): to the model's port, or to a proxy that lets through only the
-hosts the profile allows. Then it runs COMMAND, and exits as it does. Standard library only, and
-run with -S: it starts before every process of a sandboxed agent.
+A sandbox has a network of its own with nothing but loopback on it. Each `ADDRESS=TAG` listens on
+ADDRESS inside; each connection to it is handed, as a descriptor, over the channel (a unix socket
+awf connected before the sandbox was made, sandbox_launch.py) with the byte TAG, and awf's gateway
+outside carries it on (sandbox_net.py): to the model's port, or to a proxy that lets through only
+the hosts the profile allows. Nothing inside makes a unix socket (seccomp.py), so the channel is
+the one way out, and only this process holds it: COMMAND starts without it. Then it runs COMMAND,
+and exits as it does. Standard library only, and run with -I -S: it starts before every process of
+a sandboxed agent, from awf's own install.
 """
 
 from __future__ import annotations
 
+import resource
 import signal
 import socket
 import subprocess
 import sys
 import threading
 
-CHUNK = 65536
 
-
-def join(one: socket.socket, other: socket.socket) -> None:
-    """Carry bytes both ways between two connected sockets until both sides are done, then close them."""
-    left = [2]
-    lock = threading.Lock()
-
-    def carry(source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while data := source.recv(CHUNK):
-                sink.sendall(data)
-        except OSError:
-            pass
-        try:
-            sink.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
-        with lock:
-            left[0] -= 1
-            done = left[0] == 0
-        if done:
-            one.close()
-            other.close()
-
-    threading.Thread(target=carry, args=(one, other), daemon=True).start()
-    threading.Thread(target=carry, args=(other, one), daemon=True).start()
-
-
-def _serve(listener: socket.socket, path: str) -> None:
-    while True:
-        try:
-            client, _ = listener.accept()
-        except OSError:
-            return
-        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            upstream.connect(path)
-        except OSError:
-            client.close()
-            upstream.close()
-            continue
-        join(client, upstream)
+def _limit(kind: int, value: int) -> None:
+    """Lower a limit for this process and what it starts (never raise one the machine set lower)."""
+    _, hard = resource.getrlimit(kind)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(kind, (value, value))
 
 
 def _listen(address: str) -> socket.socket:
@@ -73,17 +41,50 @@ def _listen(address: str) -> socket.socket:
     return listener
 
 
+def _hand_over(listener: socket.socket, channel: socket.socket, tag: int, lock: threading.Lock) -> None:
+    """Each connection to `listener`, passed to awf's gateway with its tag, then let go of here."""
+    while True:
+        try:
+            client, _ = listener.accept()
+        except OSError:
+            return
+        try:
+            with lock:
+                socket.send_fds(channel, [bytes([tag])], [client.fileno()])
+        except OSError:
+            return  # awf's gateway is gone: nothing more gets out
+        finally:
+            client.close()
+
+
 def main(argv: list[str]) -> int:
     split = argv.index("--")
-    for pair in argv[:split]:
-        address, _, path = pair.partition("=")
-        threading.Thread(target=_serve, args=(_listen(address), path), daemon=True).start()
-    child = subprocess.Popen(argv[split + 1 :])
+    options, command = argv[:split], argv[split + 1 :]
+    channel: socket.socket | None = None
+    listens: list[tuple[str, int]] = []
+    words = iter(options)
+    for word in words:
+        value = next(words)
+        if word == "--nproc":
+            _limit(resource.RLIMIT_NPROC, int(value))
+        elif word == "--nofile":
+            _limit(resource.RLIMIT_NOFILE, int(value))
+        elif word == "--channel":
+            channel = socket.socket(fileno=int(value))
+            channel.set_inheritable(False)
+        elif word == "--listen":
+            where, _, route = value.rpartition("=")
+            listens.append((where, int(route)))
+    lock = threading.Lock()
+    for where, tag in listens:
+        if channel is not None:
+            threading.Thread(target=_hand_over, args=(_listen(where), channel, tag, lock), daemon=True).start()
+    child = subprocess.Popen(command, close_fds=True)
 
     def forward(number: int, frame: object) -> None:
         child.send_signal(number)
 
-    # Ctrl-C in a pane reaches the program; the relay stays until the program has gone.
+    # Ctrl-C in a pane reaches the program; this process stays until the program has gone.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for number in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, forward)

@@ -1,23 +1,31 @@
 """Sandbox profiles: what `--sandbox` and `wf.agents.open(sandbox=...)` let agents read, write and reach.
 
-A profile is a name (`none`, `workspace`, `read-only`), a JSON file, or a dict, of three lists:
+A profile is a name (`none`, `workspace`, `read-only`), a JSON file, or a dict, of three lists
+and the limits (sandbox_limits.py):
 
-    {"read": ["~/.gitconfig"], "write": [".", "../shared"], "network": ["pypi.org", "files.pythonhosted.org:443"]}
+    {"read": ["~/.gitconfig"], "write": [".", "../shared"], "network": ["pypi.org", "files.pythonhosted.org:443"],
+     "limits": {"processes": 512}}
 
 Paths are absolute, `~/...`, or relative to the run's working directory; hosts are `host` or
 `host:port` (443 when no port is given). Its JSON Schema is schemas/sandbox.schema.json. Every
 agent in a sandbox also reads the system folders and the programs it runs, writes its own home,
-and reaches its model's API: sandbox.py adds those.
+and reaches its model's API: sandbox.py adds those. A `write` path that holds what runs outside
+every sandbox (your home, a system folder, awf's own install) is refused.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from . import sandbox_limits
+from .sandbox_limits import Limits
 
 NONE = "none"
 # The built-in profiles, as a file would say them.
@@ -26,7 +34,10 @@ BUILT_IN: dict[str, dict[str, list[str]]] = {
     "read-only": {"read": ["."], "write": [], "network": []},
 }
 NAMES = (NONE, *BUILT_IN)
-_KEYS = ("profile", "description", "read", "write", "network")
+_KEYS = ("profile", "description", "read", "write", "network", "limits")
+# Folders that hold what runs outside a sandbox: no `write` path holds one, nor lies in the first few.
+_SYSTEM_CODE = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64", "/boot")
+_SYSTEM_HOLDERS = ("/var", "/opt", "/root", "/home", "/srv")
 _HOST = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*)(?::([0-9]{1,5}))?")
 HTTPS_PORT = 443
 
@@ -48,13 +59,21 @@ class Profile:
     read: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
     network: tuple[str, ...] = ()
+    limits: Limits = field(default_factory=Limits)
 
     def as_record(self) -> dict[str, Any]:
         """The run line's `sandbox`."""
-        return {"profile": self.name, "read": list(self.read), "write": list(self.write), "network": list(self.network)}
+        return {
+            "profile": self.name,
+            "read": list(self.read),
+            "write": list(self.write),
+            "network": list(self.network),
+            "limits": self.limits.as_record(),
+        }
 
     def same_rules(self, other: Profile) -> bool:
-        return (self.read, self.write, self.network) == (other.read, other.write, other.network)
+        mine = (self.read, self.write, self.network, self.limits)
+        return mine == (other.read, other.write, other.network, other.limits)
 
     def beyond(self, limit: Profile) -> list[str]:
         """What this profile allows that `limit` does not, one line each; empty when it is within it."""
@@ -80,6 +99,7 @@ def from_record(record: Mapping[str, Any] | None) -> Profile | None:
         tuple(record.get("read") or ()),
         tuple(record.get("write") or ()),
         tuple(record.get("network") or ()),
+        sandbox_limits.from_record(record.get("limits")),
     )
 
 
@@ -143,6 +163,14 @@ def _make(name: str, data: Any, cwd: Path, where: str) -> Profile:
     for path in write:
         if not Path(path).exists():
             problems.append(f"write: {path} does not exist; make it first, or leave it out")
+        else:
+            held = _runs_outside(path)
+            if held:
+                problems.append(
+                    f"write: {path} holds {held}: agents could change what runs outside their sandbox; "
+                    "give the project's own folder"
+                )
+    limits = sandbox_limits.parse(data.get("limits"), problems)
     network = []
     for entry in lists["network"]:
         host = _host(entry)
@@ -152,7 +180,29 @@ def _make(name: str, data: Any, cwd: Path, where: str) -> Profile:
             network.append(host)
     if problems:
         raise ProfileError(where, problems)
-    return Profile(name, tuple(dict.fromkeys(read)), tuple(dict.fromkeys(write)), tuple(dict.fromkeys(network)))
+    return Profile(name, tuple(dict.fromkeys(read)), tuple(dict.fromkeys(write)), tuple(dict.fromkeys(network)), limits)
+
+
+def _runs_outside(path: str) -> str | None:
+    """What of the operator's `path` holds that runs outside a sandbox (said for a refusal), or None."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    if home != "/" and Path(home).is_relative_to(path):
+        return f"your home folder ({home})"
+    if home != "/" and Path(path).is_relative_to(home):
+        first = Path(path).relative_to(home).parts[:1]
+        if first and first[0].startswith("."):
+            return f"your settings ({home}/{first[0]}), which your shell and tools run"
+    for folder in ("/", *_SYSTEM_CODE, *_SYSTEM_HOLDERS):
+        if Path(folder).is_relative_to(path):
+            return f"the system folder {folder}"
+    for folder in _SYSTEM_CODE:
+        if Path(path).is_relative_to(folder):
+            return f"a part of the system folder {folder}"
+    for install in dict.fromkeys([sys.prefix, sys.base_prefix]):
+        real = os.path.realpath(install)
+        if Path(real).is_relative_to(path) or Path(path).is_relative_to(real):
+            return f"awf's own install ({real})"
+    return None
 
 
 def _absolute(path: str, cwd: Path) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +78,7 @@ def _sandbox(key: str, asked: Any, run: Profile | None, base: Path) -> Profile |
     beyond = profile.beyond(run)
     if beyond:
         raise AgentError(f"agent {key}'s sandbox asks for more than the run's allows: " + "; ".join(beyond))
-    return profile
+    return replace(profile, limits=profile.limits.within(run.limits))  # never looser than the run's
 
 
 def normal_runtime(key: str, runtime: Any) -> dict[str, Any]:

@@ -122,7 +122,7 @@ def _run_claimed(
     observer.attempt_started(workflow.name, run.paths.id, run.attempt, run.paths.dir)
     state = _state(workflow, claimed, observer, start)
     state.max_cost = max_cost
-    attempt_agents.attach(state, cwd=run.cwd, deadline=deadline, sandbox=run.sandbox)
+    attempt_agents.attach(state, cwd=run.cwd, deadline=deadline, sandbox=run.sandbox, source=workflow.source_file)
     if workflow.events:
         from . import attempt_events
 
@@ -188,6 +188,7 @@ def _begin(
                 },
                 max_cost=max_cost,
                 deadline=iso(deadline) if deadline else None,
+                sandbox=run.sandbox.as_record() if run.sandbox is not None else None,
                 **events,
             ),
         )

@@ -16,9 +16,12 @@ from .observer import Observer
 from .schema import Schema, load_schema
 
 
-def attach(state: AttemptState, *, cwd: Path, deadline: float | None, sandbox: Any = None) -> None:
+def attach(
+    state: AttemptState, *, cwd: Path, deadline: float | None, sandbox: Any = None, source: Path | None = None
+) -> None:
     """Give the attempt its `wf.agents`, made when the workflow first asks for them: most stages
-    open no agent, and awf.agents costs milliseconds to import."""
+    open no agent, and awf.agents costs milliseconds to import. `source`: the workflow's file, which
+    with the modules it imported from beside it, agents in a sandbox get read-only."""
 
     def make() -> Any:
         from ..agents.agent import AgentSet
@@ -40,11 +43,22 @@ def attach(state: AttemptState, *, cwd: Path, deadline: float | None, sandbox: A
                 cancel_reason=lambda: state.cancel_reason,
                 timed_out=lambda: state.timed_out,
                 sandbox=sandbox,
+                protected=_runs_outside(source),
                 check_budget=lambda when: check(state, state.max_cost, when),
             )
         )
 
     state.make_agents = make
+
+
+def _runs_outside(source: Path | None) -> tuple[str, ...]:
+    """The workflow's file and its neighbours it imported: code every later attempt runs."""
+    if source is None:
+        return ()
+    from .loader import neighbour_files
+
+    real = source.resolve()
+    return tuple(dict.fromkeys([str(real), *neighbour_files(real.parent)]))
 
 
 def end(state: AttemptState) -> None:

@@ -23,12 +23,18 @@ def requested(given: str | None, cwd: Path) -> Any:
     return profile
 
 
-def kept(given: str | None, recorded: dict[str, Any] | None, cwd: Path, run: str) -> Any:
-    """The profile a continue runs with: the run's own; Refusal when `given` is another."""
-    if given is None and recorded is None:
-        return None
+def kept(
+    given: str | None, recorded: dict[str, Any] | None, cwd: Path, run: str, first: dict[str, Any] | None = None
+) -> Any:
+    """The profile a continue runs with: the run's own; Refusal when `given` is another, or when the
+    run line says other than its first attempt ran with (`first`, that attempt's start line) and
+    `given` does not confirm the run line."""
     from ..agents.sandbox_profile import NONE, ProfileError, from_record, parse
 
+    if first is not None and "sandbox" in first and first["sandbox"] != recorded and given is None:
+        raise Refusal(_changed(run, recorded, first["sandbox"]))
+    if given is None and recorded is None:
+        return None
     profile = from_record(recorded)
     if given is not None:
         try:
@@ -43,6 +49,18 @@ def kept(given: str | None, recorded: dict[str, Any] | None, cwd: Path, run: str
             )
     _refuse_if_unavailable(profile)
     return profile
+
+
+def _changed(run: str, recorded: dict[str, Any] | None, first: dict[str, Any] | None) -> str:
+    def name(profile: dict[str, Any] | None) -> str:
+        return "none" if profile is None else str(profile.get("profile") or "a profile")
+
+    return (
+        f"run {run}'s run line says --sandbox {name(recorded)}, but its first attempt ran with --sandbox "
+        f"{name(first)}: the record was changed since, by hand or by something that could write it; "
+        f"nothing was started.\nGive --sandbox {name(recorded)} to continue with what the run line says, "
+        "or put the first attempt's sandbox back in the run line"
+    )
 
 
 def _refuse_if_unavailable(profile: Any) -> None:

@@ -226,7 +226,8 @@ def _continued_run(request: RunRequest, workflow: Workflow[Any], paths: RunPaths
         )
     if request.cwd is not None and cwd != recorded_cwd:
         raise Refusal(f"run {paths.name} works in {recorded_cwd}, not {cwd}: a continue keeps the run's --cwd")
-    sandbox = attempt_sandbox.kept(request.sandbox, history.run.get("sandbox"), recorded_cwd, paths.name)
+    first = history.attempts[0].start if history.attempts else None
+    sandbox = attempt_sandbox.kept(request.sandbox, history.run.get("sandbox"), recorded_cwd, paths.name, first)
     try:
         args = dict(request.args) if request.args is not None else workflow.prepare_args(recorded_argv)
     except Exception as error:

@@ -60,6 +60,7 @@ class AttemptStartFields(TypedDict):
     max_cost: NotRequired[float | None]  # the run's budget in US dollars
     deadline: NotRequired[str | None]  # ISO 8601 time --timeout ends the attempt at
     events: NotRequired[dict[str, Any]]
+    sandbox: NotRequired[dict[str, Any] | None]  # the profile its agents ran in: the run's, as it started
 
 
 class AttemptStartLine(_Head, AttemptStartFields):

@@ -3,8 +3,13 @@
 # ruff: noqa
 VERSION = "2.22.3"
 from decimal import Decimal
+import re
 from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException
 
+
+REGEX_PATTERNS = {
+    '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$': re.compile('^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?\\Z')
+}
 
 NoneType = type(None)
 
@@ -44,7 +49,7 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
     if data_is_dict:
         data__missing_keys = set(['attempt', 'pid']) - data.keys()
         if data__missing_keys:
-            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'required': ['attempt', 'pid'], 'properties': {'pid': {'type': 'integer'}, 'process_start': {'type': ['string', 'null']}, 'file': {'type': 'string'}, 'workflow_version': {'type': ['string', 'null']}, 'flags': {'type': 'object'}, 'deadline': {'type': ['string', 'null']}, 'max_cost': {'type': ['number', 'null'], 'description': "The run's budget for its agents in US dollars (--max-cost, given or kept from the attempt before); null: none."}, 'host': {'type': 'string', 'description': 'The host the attempt ran on (its hostname).'}, 'placed': {'type': 'object', 'description': 'Where a scheduler placed the attempt: `on` ("ray"), the `node` it chose, and the `token` of its `queued` line.', 'required': ['on'], 'properties': {'on': {'enum': ['ray']}, 'node': {'type': ['string', 'null']}, 'token': {'type': ['string', 'null'], 'description': 'The token of the `queued` line this attempt answers.'}}}, 'events': {'type': 'object', 'description': 'The events the workflow declares, each with its schema (null: any value).'}}}, rule='required')
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'required': ['attempt', 'pid'], 'properties': {'pid': {'type': 'integer'}, 'process_start': {'type': ['string', 'null']}, 'file': {'type': 'string'}, 'workflow_version': {'type': ['string', 'null']}, 'flags': {'type': 'object'}, 'deadline': {'type': ['string', 'null']}, 'max_cost': {'type': ['number', 'null'], 'description': "The run's budget for its agents in US dollars (--max-cost, given or kept from the attempt before); null: none."}, 'sandbox': {'description': "The sandbox profile this attempt's agents ran in (the run's); null for none. A continue checks the run line against the first attempt's.", 'oneOf': [{'type': 'null'}, {'$schema': 'https://json-schema.org/draft-07/schema#', '$id': 'https://awf.dev/schemas/sandbox.schema.json', 'title': 'A sandbox profile: what agents may read, write and reach', 'description': "Given as a file to `awf run --sandbox FILE`, or as a dict to `wf.agents.open(sandbox=...)`; the run line's `sandbox` records the profile a run was started with, its paths made absolute. Agents also read the system folders and their programs, and write their own home; see docs/sandboxes.md.", 'type': 'object', 'additionalProperties': False, 'properties': {'profile': {'type': 'string', 'description': 'Recorded: the name or file the profile was given as (workspace, read-only, review.json).'}, 'description': {'type': 'string'}, 'read': {'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': "Folders and files agents may read: absolute, ~/..., or relative to the run's working directory."}, 'write': {'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': 'Folders and files agents may read and write; "." is the run\'s working directory.'}, 'network': {'type': 'array', 'items': {'type': 'string', 'pattern': '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$'}, 'description': "Hosts agents may reach besides their model's API, as host or host:port (443 when no port is given)."}, 'limits': {'type': 'object', 'additionalProperties': False, 'description': "What each agent's sandbox may use; a limit left out has its default, null is none (docs/sandboxes.md).", 'properties': {'processes': {'type': ['integer', 'null'], 'minimum': 16, 'description': 'Processes and threads at once in the sandbox (default 2048).'}, 'open_files': {'type': ['integer', 'null'], 'minimum': 1, 'description': 'Open files per process (default 8192).'}, 'cpu_seconds': {'type': ['number', 'null'], 'exclusiveMinimum': 0, 'description': 'CPU time of every process the sandbox ran, summed (default: none).'}, 'tmp_mib': {'type': ['integer', 'null'], 'minimum': 1, 'description': "The size of /tmp in MiB, memory of the sandbox's own (default 1024)."}, 'shm_mib': {'type': ['integer', 'null'], 'minimum': 1, 'description': 'The size of /dev/shm in MiB (default 256).'}}}}}]}, 'host': {'type': 'string', 'description': 'The host the attempt ran on (its hostname).'}, 'placed': {'type': 'object', 'description': 'Where a scheduler placed the attempt: `on` ("ray"), the `node` it chose, and the `token` of its `queued` line.', 'required': ['on'], 'properties': {'on': {'enum': ['ray']}, 'node': {'type': ['string', 'null']}, 'token': {'type': ['string', 'null'], 'description': 'The token of the `queued` line this attempt answers.'}}}, 'events': {'type': 'object', 'description': 'The events the workflow declares, each with its schema (null: any value).'}}}, rule='required')
         data_keys = set(data.keys())
         if "pid" in data_keys:
             data_keys.remove("pid")
@@ -81,6 +86,23 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
             data__maxcost = data["max_cost"]
             if not isinstance(data__maxcost, (int, float, Decimal, NoneType)) or isinstance(data__maxcost, bool):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".max_cost must be number or null", value=data__maxcost, name="" + (name_prefix or "data") + ".max_cost", definition={'type': ['number', 'null'], 'description': "The run's budget for its agents in US dollars (--max-cost, given or kept from the attempt before); null: none."}, rule='type')
+        if "sandbox" in data_keys:
+            data_keys.remove("sandbox")
+            data__sandbox = data["sandbox"]
+            data__sandbox_one_of_count1 = 0
+            if data__sandbox_one_of_count1 < 2:
+                try:
+                    if not isinstance(data__sandbox, (NoneType)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".sandbox must be null", value=data__sandbox, name="" + (name_prefix or "data") + ".sandbox", definition={'type': 'null'}, rule='type')
+                    data__sandbox_one_of_count1 += 1
+                except (JsonSchemaValueException, JsonSchemaValuesException): pass
+            if data__sandbox_one_of_count1 < 2:
+                try:
+                    validate_https___awf_dev_schemas_sandbox_schema_json(data__sandbox, custom_formats, (name_prefix or "data") + ".sandbox")
+                    data__sandbox_one_of_count1 += 1
+                except (JsonSchemaValueException, JsonSchemaValuesException): pass
+            if data__sandbox_one_of_count1 != 1:
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".sandbox must be valid exactly by one definition" + (" (" + str(data__sandbox_one_of_count1) + " matches found)"), value=data__sandbox, name="" + (name_prefix or "data") + ".sandbox", definition={'description': "The sandbox profile this attempt's agents ran in (the run's); null for none. A continue checks the run line against the first attempt's.", 'oneOf': [{'type': 'null'}, {'$schema': 'https://json-schema.org/draft-07/schema#', '$id': 'https://awf.dev/schemas/sandbox.schema.json', 'title': 'A sandbox profile: what agents may read, write and reach', 'description': "Given as a file to `awf run --sandbox FILE`, or as a dict to `wf.agents.open(sandbox=...)`; the run line's `sandbox` records the profile a run was started with, its paths made absolute. Agents also read the system folders and their programs, and write their own home; see docs/sandboxes.md.", 'type': 'object', 'additionalProperties': False, 'properties': {'profile': {'type': 'string', 'description': 'Recorded: the name or file the profile was given as (workspace, read-only, review.json).'}, 'description': {'type': 'string'}, 'read': {'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': "Folders and files agents may read: absolute, ~/..., or relative to the run's working directory."}, 'write': {'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': 'Folders and files agents may read and write; "." is the run\'s working directory.'}, 'network': {'type': 'array', 'items': {'type': 'string', 'pattern': '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$'}, 'description': "Hosts agents may reach besides their model's API, as host or host:port (443 when no port is given)."}, 'limits': {'type': 'object', 'additionalProperties': False, 'description': "What each agent's sandbox may use; a limit left out has its default, null is none (docs/sandboxes.md).", 'properties': {'processes': {'type': ['integer', 'null'], 'minimum': 16, 'description': 'Processes and threads at once in the sandbox (default 2048).'}, 'open_files': {'type': ['integer', 'null'], 'minimum': 1, 'description': 'Open files per process (default 8192).'}, 'cpu_seconds': {'type': ['number', 'null'], 'exclusiveMinimum': 0, 'description': 'CPU time of every process the sandbox ran, summed (default: none).'}, 'tmp_mib': {'type': ['integer', 'null'], 'minimum': 1, 'description': "The size of /tmp in MiB, memory of the sandbox's own (default 1024)."}, 'shm_mib': {'type': ['integer', 'null'], 'minimum': 1, 'description': 'The size of /dev/shm in MiB (default 256).'}}}}}]}, rule='oneOf')
         if "host" in data_keys:
             data_keys.remove("host")
             data__host = data["host"]
@@ -117,6 +139,120 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
             data__events = data["events"]
             if not isinstance(data__events, (dict)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".events must be object", value=data__events, name="" + (name_prefix or "data") + ".events", definition={'type': 'object', 'description': 'The events the workflow declares, each with its schema (null: any value).'}, rule='type')
+    return data
+
+def validate_https___awf_dev_schemas_sandbox_schema_json(data, custom_formats={}, name_prefix=None):
+    if not isinstance(data, (dict)):
+        raise JsonSchemaValueException("" + (name_prefix or "data") + " must be object", value=data, name="" + (name_prefix or "data") + "", definition={'$schema': 'https://json-schema.org/draft-07/schema#', '$id': 'https://awf.dev/schemas/sandbox.schema.json', 'title': 'A sandbox profile: what agents may read, write and reach', 'description': "Given as a file to `awf run --sandbox FILE`, or as a dict to `wf.agents.open(sandbox=...)`; the run line's `sandbox` records the profile a run was started with, its paths made absolute. Agents also read the system folders and their programs, and write their own home; see docs/sandboxes.md.", 'type': 'object', 'additionalProperties': False, 'properties': {'profile': {'type': 'string', 'description': 'Recorded: the name or file the profile was given as (workspace, read-only, review.json).'}, 'description': {'type': 'string'}, 'read': {'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': "Folders and files agents may read: absolute, ~/..., or relative to the run's working directory."}, 'write': {'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': 'Folders and files agents may read and write; "." is the run\'s working directory.'}, 'network': {'type': 'array', 'items': {'type': 'string', 'pattern': '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$'}, 'description': "Hosts agents may reach besides their model's API, as host or host:port (443 when no port is given)."}, 'limits': {'type': 'object', 'additionalProperties': False, 'description': "What each agent's sandbox may use; a limit left out has its default, null is none (docs/sandboxes.md).", 'properties': {'processes': {'type': ['integer', 'null'], 'minimum': 16, 'description': 'Processes and threads at once in the sandbox (default 2048).'}, 'open_files': {'type': ['integer', 'null'], 'minimum': 1, 'description': 'Open files per process (default 8192).'}, 'cpu_seconds': {'type': ['number', 'null'], 'exclusiveMinimum': 0, 'description': 'CPU time of every process the sandbox ran, summed (default: none).'}, 'tmp_mib': {'type': ['integer', 'null'], 'minimum': 1, 'description': "The size of /tmp in MiB, memory of the sandbox's own (default 1024)."}, 'shm_mib': {'type': ['integer', 'null'], 'minimum': 1, 'description': 'The size of /dev/shm in MiB (default 256).'}}}}}, rule='type')
+    data_is_dict = isinstance(data, dict)
+    if data_is_dict:
+        data_keys = set(data.keys())
+        if "profile" in data_keys:
+            data_keys.remove("profile")
+            data__profile = data["profile"]
+            if not isinstance(data__profile, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".profile must be string", value=data__profile, name="" + (name_prefix or "data") + ".profile", definition={'type': 'string', 'description': 'Recorded: the name or file the profile was given as (workspace, read-only, review.json).'}, rule='type')
+        if "description" in data_keys:
+            data_keys.remove("description")
+            data__description = data["description"]
+            if not isinstance(data__description, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".description must be string", value=data__description, name="" + (name_prefix or "data") + ".description", definition={'type': 'string'}, rule='type')
+        if "read" in data_keys:
+            data_keys.remove("read")
+            data__read = data["read"]
+            if not isinstance(data__read, (list, tuple)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".read must be array", value=data__read, name="" + (name_prefix or "data") + ".read", definition={'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': "Folders and files agents may read: absolute, ~/..., or relative to the run's working directory."}, rule='type')
+            data__read_is_list = isinstance(data__read, (list, tuple))
+            if data__read_is_list:
+                data__read_len = len(data__read)
+                for data__read_x, data__read_item in enumerate(data__read):
+                    if not isinstance(data__read_item, (str)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".read[{data__read_x}]".format(**locals()) + " must be string", value=data__read_item, name="" + (name_prefix or "data") + ".read[{data__read_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                    if isinstance(data__read_item, str):
+                        data__read_item_len = len(data__read_item)
+                        if data__read_item_len < 1:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".read[{data__read_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__read_item, name="" + (name_prefix or "data") + ".read[{data__read_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+        if "write" in data_keys:
+            data_keys.remove("write")
+            data__write = data["write"]
+            if not isinstance(data__write, (list, tuple)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".write must be array", value=data__write, name="" + (name_prefix or "data") + ".write", definition={'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': 'Folders and files agents may read and write; "." is the run\'s working directory.'}, rule='type')
+            data__write_is_list = isinstance(data__write, (list, tuple))
+            if data__write_is_list:
+                data__write_len = len(data__write)
+                for data__write_x, data__write_item in enumerate(data__write):
+                    if not isinstance(data__write_item, (str)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".write[{data__write_x}]".format(**locals()) + " must be string", value=data__write_item, name="" + (name_prefix or "data") + ".write[{data__write_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='type')
+                    if isinstance(data__write_item, str):
+                        data__write_item_len = len(data__write_item)
+                        if data__write_item_len < 1:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".write[{data__write_x}]".format(**locals()) + " must be longer than or equal to 1 characters", value=data__write_item, name="" + (name_prefix or "data") + ".write[{data__write_x}]".format(**locals()) + "", definition={'type': 'string', 'minLength': 1}, rule='minLength')
+        if "network" in data_keys:
+            data_keys.remove("network")
+            data__network = data["network"]
+            if not isinstance(data__network, (list, tuple)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".network must be array", value=data__network, name="" + (name_prefix or "data") + ".network", definition={'type': 'array', 'items': {'type': 'string', 'pattern': '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$'}, 'description': "Hosts agents may reach besides their model's API, as host or host:port (443 when no port is given)."}, rule='type')
+            data__network_is_list = isinstance(data__network, (list, tuple))
+            if data__network_is_list:
+                data__network_len = len(data__network)
+                for data__network_x, data__network_item in enumerate(data__network):
+                    if not isinstance(data__network_item, (str)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".network[{data__network_x}]".format(**locals()) + " must be string", value=data__network_item, name="" + (name_prefix or "data") + ".network[{data__network_x}]".format(**locals()) + "", definition={'type': 'string', 'pattern': '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$'}, rule='type')
+                    if isinstance(data__network_item, str):
+                        if not REGEX_PATTERNS['^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$'].search(data__network_item):
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".network[{data__network_x}]".format(**locals()) + " must match pattern ^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$", value=data__network_item, name="" + (name_prefix or "data") + ".network[{data__network_x}]".format(**locals()) + "", definition={'type': 'string', 'pattern': '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$'}, rule='pattern')
+        if "limits" in data_keys:
+            data_keys.remove("limits")
+            data__limits = data["limits"]
+            if not isinstance(data__limits, (dict)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".limits must be object", value=data__limits, name="" + (name_prefix or "data") + ".limits", definition={'type': 'object', 'additionalProperties': False, 'description': "What each agent's sandbox may use; a limit left out has its default, null is none (docs/sandboxes.md).", 'properties': {'processes': {'type': ['integer', 'null'], 'minimum': 16, 'description': 'Processes and threads at once in the sandbox (default 2048).'}, 'open_files': {'type': ['integer', 'null'], 'minimum': 1, 'description': 'Open files per process (default 8192).'}, 'cpu_seconds': {'type': ['number', 'null'], 'exclusiveMinimum': 0, 'description': 'CPU time of every process the sandbox ran, summed (default: none).'}, 'tmp_mib': {'type': ['integer', 'null'], 'minimum': 1, 'description': "The size of /tmp in MiB, memory of the sandbox's own (default 1024)."}, 'shm_mib': {'type': ['integer', 'null'], 'minimum': 1, 'description': 'The size of /dev/shm in MiB (default 256).'}}}, rule='type')
+            data__limits_is_dict = isinstance(data__limits, dict)
+            if data__limits_is_dict:
+                data__limits_keys = set(data__limits.keys())
+                if "processes" in data__limits_keys:
+                    data__limits_keys.remove("processes")
+                    data__limits__processes = data__limits["processes"]
+                    if not isinstance(data__limits__processes, (int, NoneType)) and not (isinstance(data__limits__processes, float) and data__limits__processes.is_integer()) or isinstance(data__limits__processes, bool):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".limits.processes must be integer or null", value=data__limits__processes, name="" + (name_prefix or "data") + ".limits.processes", definition={'type': ['integer', 'null'], 'minimum': 16, 'description': 'Processes and threads at once in the sandbox (default 2048).'}, rule='type')
+                    if isinstance(data__limits__processes, (int, float, Decimal)) and not isinstance(data__limits__processes, bool):
+                        if data__limits__processes < 16:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".limits.processes must be bigger than or equal to 16", value=data__limits__processes, name="" + (name_prefix or "data") + ".limits.processes", definition={'type': ['integer', 'null'], 'minimum': 16, 'description': 'Processes and threads at once in the sandbox (default 2048).'}, rule='minimum')
+                if "open_files" in data__limits_keys:
+                    data__limits_keys.remove("open_files")
+                    data__limits__openfiles = data__limits["open_files"]
+                    if not isinstance(data__limits__openfiles, (int, NoneType)) and not (isinstance(data__limits__openfiles, float) and data__limits__openfiles.is_integer()) or isinstance(data__limits__openfiles, bool):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".limits.open_files must be integer or null", value=data__limits__openfiles, name="" + (name_prefix or "data") + ".limits.open_files", definition={'type': ['integer', 'null'], 'minimum': 1, 'description': 'Open files per process (default 8192).'}, rule='type')
+                    if isinstance(data__limits__openfiles, (int, float, Decimal)) and not isinstance(data__limits__openfiles, bool):
+                        if data__limits__openfiles < 1:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".limits.open_files must be bigger than or equal to 1", value=data__limits__openfiles, name="" + (name_prefix or "data") + ".limits.open_files", definition={'type': ['integer', 'null'], 'minimum': 1, 'description': 'Open files per process (default 8192).'}, rule='minimum')
+                if "cpu_seconds" in data__limits_keys:
+                    data__limits_keys.remove("cpu_seconds")
+                    data__limits__cpuseconds = data__limits["cpu_seconds"]
+                    if not isinstance(data__limits__cpuseconds, (int, float, Decimal, NoneType)) or isinstance(data__limits__cpuseconds, bool):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".limits.cpu_seconds must be number or null", value=data__limits__cpuseconds, name="" + (name_prefix or "data") + ".limits.cpu_seconds", definition={'type': ['number', 'null'], 'exclusiveMinimum': 0, 'description': 'CPU time of every process the sandbox ran, summed (default: none).'}, rule='type')
+                    if isinstance(data__limits__cpuseconds, (int, float, Decimal)) and not isinstance(data__limits__cpuseconds, bool):
+                        if data__limits__cpuseconds <= 0:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".limits.cpu_seconds must be bigger than 0", value=data__limits__cpuseconds, name="" + (name_prefix or "data") + ".limits.cpu_seconds", definition={'type': ['number', 'null'], 'exclusiveMinimum': 0, 'description': 'CPU time of every process the sandbox ran, summed (default: none).'}, rule='exclusiveMinimum')
+                if "tmp_mib" in data__limits_keys:
+                    data__limits_keys.remove("tmp_mib")
+                    data__limits__tmpmib = data__limits["tmp_mib"]
+                    if not isinstance(data__limits__tmpmib, (int, NoneType)) and not (isinstance(data__limits__tmpmib, float) and data__limits__tmpmib.is_integer()) or isinstance(data__limits__tmpmib, bool):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".limits.tmp_mib must be integer or null", value=data__limits__tmpmib, name="" + (name_prefix or "data") + ".limits.tmp_mib", definition={'type': ['integer', 'null'], 'minimum': 1, 'description': "The size of /tmp in MiB, memory of the sandbox's own (default 1024)."}, rule='type')
+                    if isinstance(data__limits__tmpmib, (int, float, Decimal)) and not isinstance(data__limits__tmpmib, bool):
+                        if data__limits__tmpmib < 1:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".limits.tmp_mib must be bigger than or equal to 1", value=data__limits__tmpmib, name="" + (name_prefix or "data") + ".limits.tmp_mib", definition={'type': ['integer', 'null'], 'minimum': 1, 'description': "The size of /tmp in MiB, memory of the sandbox's own (default 1024)."}, rule='minimum')
+                if "shm_mib" in data__limits_keys:
+                    data__limits_keys.remove("shm_mib")
+                    data__limits__shmmib = data__limits["shm_mib"]
+                    if not isinstance(data__limits__shmmib, (int, NoneType)) and not (isinstance(data__limits__shmmib, float) and data__limits__shmmib.is_integer()) or isinstance(data__limits__shmmib, bool):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".limits.shm_mib must be integer or null", value=data__limits__shmmib, name="" + (name_prefix or "data") + ".limits.shm_mib", definition={'type': ['integer', 'null'], 'minimum': 1, 'description': 'The size of /dev/shm in MiB (default 256).'}, rule='type')
+                    if isinstance(data__limits__shmmib, (int, float, Decimal)) and not isinstance(data__limits__shmmib, bool):
+                        if data__limits__shmmib < 1:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".limits.shm_mib must be bigger than or equal to 1", value=data__limits__shmmib, name="" + (name_prefix or "data") + ".limits.shm_mib", definition={'type': ['integer', 'null'], 'minimum': 1, 'description': 'The size of /dev/shm in MiB (default 256).'}, rule='minimum')
+                if data__limits_keys:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".limits must not contain "+str(data__limits_keys)+" properties", value=data__limits, name="" + (name_prefix or "data") + ".limits", definition={'type': 'object', 'additionalProperties': False, 'description': "What each agent's sandbox may use; a limit left out has its default, null is none (docs/sandboxes.md).", 'properties': {'processes': {'type': ['integer', 'null'], 'minimum': 16, 'description': 'Processes and threads at once in the sandbox (default 2048).'}, 'open_files': {'type': ['integer', 'null'], 'minimum': 1, 'description': 'Open files per process (default 8192).'}, 'cpu_seconds': {'type': ['number', 'null'], 'exclusiveMinimum': 0, 'description': 'CPU time of every process the sandbox ran, summed (default: none).'}, 'tmp_mib': {'type': ['integer', 'null'], 'minimum': 1, 'description': "The size of /tmp in MiB, memory of the sandbox's own (default 1024)."}, 'shm_mib': {'type': ['integer', 'null'], 'minimum': 1, 'description': 'The size of /dev/shm in MiB (default 256).'}}}, rule='additionalProperties')
+        if data_keys:
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must not contain "+str(data_keys)+" properties", value=data, name="" + (name_prefix or "data") + "", definition={'$schema': 'https://json-schema.org/draft-07/schema#', '$id': 'https://awf.dev/schemas/sandbox.schema.json', 'title': 'A sandbox profile: what agents may read, write and reach', 'description': "Given as a file to `awf run --sandbox FILE`, or as a dict to `wf.agents.open(sandbox=...)`; the run line's `sandbox` records the profile a run was started with, its paths made absolute. Agents also read the system folders and their programs, and write their own home; see docs/sandboxes.md.", 'type': 'object', 'additionalProperties': False, 'properties': {'profile': {'type': 'string', 'description': 'Recorded: the name or file the profile was given as (workspace, read-only, review.json).'}, 'description': {'type': 'string'}, 'read': {'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': "Folders and files agents may read: absolute, ~/..., or relative to the run's working directory."}, 'write': {'type': 'array', 'items': {'type': 'string', 'minLength': 1}, 'description': 'Folders and files agents may read and write; "." is the run\'s working directory.'}, 'network': {'type': 'array', 'items': {'type': 'string', 'pattern': '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]{1,5})?$'}, 'description': "Hosts agents may reach besides their model's API, as host or host:port (443 when no port is given)."}, 'limits': {'type': 'object', 'additionalProperties': False, 'description': "What each agent's sandbox may use; a limit left out has its default, null is none (docs/sandboxes.md).", 'properties': {'processes': {'type': ['integer', 'null'], 'minimum': 16, 'description': 'Processes and threads at once in the sandbox (default 2048).'}, 'open_files': {'type': ['integer', 'null'], 'minimum': 1, 'description': 'Open files per process (default 8192).'}, 'cpu_seconds': {'type': ['number', 'null'], 'exclusiveMinimum': 0, 'description': 'CPU time of every process the sandbox ran, summed (default: none).'}, 'tmp_mib': {'type': ['integer', 'null'], 'minimum': 1, 'description': "The size of /tmp in MiB, memory of the sandbox's own (default 1024)."}, 'shm_mib': {'type': ['integer', 'null'], 'minimum': 1, 'description': 'The size of /dev/shm in MiB (default 256).'}}}}}, rule='additionalProperties')
     return data
 
 
