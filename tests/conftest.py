@@ -122,7 +122,8 @@ def send(process: subprocess.Popen[str], number: int = signal.SIGINT) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     cache = getattr(session.config, "cache", None)
     if not hasattr(session.config, "workerinput") and cache is not None:
-        shutil.rmtree(cache.mkdir("awf-faults"), ignore_errors=True)
+        for figures in ("awf-faults", "awf-escapes"):
+            shutil.rmtree(cache.mkdir(figures), ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -139,3 +140,13 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         tried = sum(tally.values())
         detail = ", ".join(f"{count} {how}" for how, count in sorted(tally.items()))
         terminalreporter.write_line(f"{kind}: {tried} tried, {tried} survived ({detail})")
+    escapes: dict[tuple[str, str], Counter[str]] = {}
+    for file in sorted(cache.mkdir("awf-escapes").glob("*.json")):
+        figures = json.loads(file.read_text())
+        escapes.setdefault((figures["who"], figures["profile"]), Counter()).update(
+            {"tried": figures["tried"], "held": figures["held"]}
+        )
+    for (who, profile), tally in sorted(escapes.items()):
+        terminalreporter.write_line(
+            f"escapes by an agent of awf run as {who}, under {profile}: {tally['tried']} tried, {tally['held']} held"
+        )

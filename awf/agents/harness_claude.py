@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..record.files import write_atomic
+from ..record.files import is_file, write_atomic
 from . import usage_claude
 from .harness import Capabilities, Message, PaneProgram, Session, Stopped
 from .headless import Ran, copy_private, run_delivery
@@ -132,7 +132,7 @@ class ClaudeHarness(AgentCli):
     def _session_options(self, session: Session, env: Mapping[str, str]) -> list[str]:
         """Resume the agent's session once Claude Code has written it; else start it, named by awf."""
         file = self.session_file(session, env)
-        if session.id and file is not None and file.exists():
+        if session.id and file is not None and is_file(file):
             return ["--resume", session.id]
         self.name_session(session)
         assert session.id is not None

@@ -38,10 +38,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ..record.files import read_bytes
 from . import usage_codex
 from .harness import Capabilities, Message, PaneProgram, Session, Stopped
 from .headless import JsonLines, copy_private, run_delivery
 from .kit import AgentCli, turn_usage
+from .output import size_of
 from .sandbox import endpoint_of
 from .usage import price
 
@@ -261,7 +263,7 @@ class CodexHarness(AgentCli):
 def _settings(home: Path, runtime: Mapping[str, Any]) -> dict[str, Any]:
     """Codex's settings as it will read them: config.toml, then the runtime's `-c key=value`s."""
     try:
-        settings = tomllib.loads((home / CONFIG).read_text(encoding="utf-8"))
+        settings = tomllib.loads(read_bytes(home / CONFIG).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         settings = {}
     extra = list(runtime.get("extra_args") or [])
@@ -335,7 +337,7 @@ class _Rollout:
         self.home = home
         self.thread = thread
         path = self._find()
-        self.lines: JsonLines | None = JsonLines(path, path.stat().st_size) if path is not None else None
+        self.lines: JsonLines | None = JsonLines(path, size_of(path)) if path is not None else None
 
     def _find(self) -> Path | None:
         return usage_codex.session_file({"CODEX_HOME": str(self.home)}, self.thread)

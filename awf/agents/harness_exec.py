@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..record.files import write_atomic
+from ..record.files import read_bytes, write_atomic
 from .harness import Capabilities, Harness, Message, PaneProgram, Session, Stopped
 from .output import DEFAULT_CAP, cap_output, read_end
 
@@ -111,7 +111,7 @@ class ExecHarness(Harness):
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        return read_bytes(path).decode("utf-8", errors="replace")
     except FileNotFoundError:
         return ""
 

@@ -76,6 +76,8 @@ def _cannot_run(bwrap: str) -> str | None:
         return f"{bwrap} cannot be run: {error}; {INSTALL}"
     if done.returncode != 0:
         said = done.stderr.strip() or f"it exited with code {done.returncode}"
+        if "Unknown option" in said or "unrecognized option" in said:
+            return f"{bwrap} is too old to confine agents as awf does ({said}): bubblewrap 0.8.0 or newer is needed"
         return f"{bwrap} cannot make a sandbox here ({said}); {USERNS}"
     return None
 
@@ -157,7 +159,8 @@ class AgentSandbox:
         self.gateway = Gateway(routes)
 
     def close(self) -> None:
-        self.watch.end()
+        """The attempt is over: no more connections out. Its processes were ended with their agents
+        (a pane kept for a person to read stays, with no way out)."""
         if self.gateway is not None:
             self.gateway.close()
 

@@ -24,6 +24,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from ..record.liveness import process_start
+
 WATCH_EVERY = 0.5
 MIB = 2**20
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -114,13 +116,14 @@ class Watch:
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
-        self._roots: list[int] = []
+        self._roots: list[tuple[int, str | None]] = []  # pid, and its start time: a pid is reused
         self._next = 0.0
         self._own_pidns = _pidns(os.getpid())
 
     def started(self, pid: int) -> None:
-        """A program whose sandbox this is (its launcher's pid: bubblewrap, once exec'd)."""
-        self._roots.append(pid)
+        """A program whose sandbox this is (its launcher's pid: bubblewrap, once exec'd; or the
+        shell of the pane it runs in)."""
+        self._roots.append((pid, process_start(pid)))
 
     def breach(self, now: float | None = None) -> str | None:
         """Which limit the sandbox has passed, said for the turn's reason; None while it is within
@@ -154,29 +157,24 @@ class Watch:
         return None
 
     def end(self) -> None:
-        """End every program started in this sandbox, and so the sandbox: bubblewrap takes its
-        pid namespace, and everything in it, with it."""
-        for pid in self._roots:
+        """End every program started in this sandbox that still runs, and so the sandbox: bubblewrap
+        takes its pid namespace, and everything in it, with it."""
+        for pid, _ in self._alive():
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
 
+    def _alive(self) -> list[tuple[int, str | None]]:
+        self._roots = [(pid, start) for pid, start in self._roots if start is not None and process_start(pid) == start]
+        return self._roots
+
     def _inside(self) -> Iterator[int]:
         """The processes in the sandbox: below a program it started, in a pid namespace not awf's."""
-        alive = []
-        for root in self._roots:
-            found = list(_descendants(root))
-            if found or _exists(root):
-                alive.append(root)
-            for pid in found:
+        for root, _ in self._alive():
+            for pid in _descendants(root):
                 if _pidns(pid) != self._own_pidns:
                     yield pid
-        self._roots = alive
-
-
-def _exists(pid: int) -> bool:
-    return os.path.exists(f"/proc/{pid}")
 
 
 def _tasks(pid: int) -> int:

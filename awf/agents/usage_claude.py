@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..record.files import is_file
 from .usage import SessionUsage, read_lines, whole
 
 PROVIDER = "anthropic"
@@ -34,7 +35,7 @@ def session_file(env: Mapping[str, str], cwd: Path, session_id: str) -> Path:
     already there (a long folder name is shortened), else where Claude Code will write it."""
     projects = config_dir(env) / "projects"
     expected = projects / _NOT_NAME.sub("-", str(cwd)) / f"{session_id}.jsonl"
-    if not expected.exists():
+    if not is_file(expected):
         found = sorted(projects.glob(f"*/{session_id}.jsonl"))
         if found:
             return found[0]

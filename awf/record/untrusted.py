@@ -74,7 +74,11 @@ def open_parent(path: Path | str) -> tuple[int, str]:
 
 
 def make_dir(path: Path | str, mode: int) -> None:
-    """os.mkdir(path, mode), in a parent reached without following links; FileExistsError when it is there."""
+    """os.mkdir(path, mode); below an untrusted folder, in a parent reached without following links.
+    FileExistsError when it is there."""
+    if root_of(path) is None:
+        os.mkdir(path, mode)
+        return
     parent, name = open_parent(path)
     try:
         os.mkdir(name, mode, dir_fd=parent)
@@ -83,7 +87,9 @@ def make_dir(path: Path | str, mode: int) -> None:
 
 
 def is_dir(path: Path | str) -> bool:
-    """Whether `path` is a folder, reached without following a link below an untrusted folder."""
+    """Whether `path` is a folder; below an untrusted folder, reached without following a link."""
+    if root_of(path) is None:
+        return os.path.isdir(path)
     try:
         fd = open_fd(path, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:

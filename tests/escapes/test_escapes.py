@@ -209,23 +209,26 @@ def _can_run_as(user: pwd.struct_passwd) -> str | None:
     return None if done.returncode == 0 else done.stderr.strip()[-300:] or f"exit code {done.returncode}"
 
 
-@pytest.fixture(params=["root", "user"])
+# awf's operators: root and an ordinary user where the suite runs as root (as CI does); the user
+# running it, where that is an ordinary user.
+OPERATORS = ["root", "user"] if os.getuid() == 0 else ["user"]
+
+
+@pytest.fixture(params=OPERATORS)
 def operator(request: pytest.FixtureRequest) -> Iterator[Operator]:
-    """awf's operator: root, and an ordinary user. As root, the user is .ci/escape-user's; run as an
-    ordinary user, the suite is that user (and the root half cannot be tried)."""
+    """awf's operator, and a world of their own to run it in. As root, the ordinary user is the one
+    .ci/escape-user makes."""
     who = request.param
     if who == "root":
-        if os.getuid() != 0:
-            pytest.skip("awf as root needs the suite run as root (CI runs as root)")
         uid, gid = 0, 0
     elif os.getuid() == 0:
         try:
             user = pwd.getpwnam(USER)
         except KeyError:
-            _missing(f"there is no user {USER}: as root, run .ci/escape-user to make it")
+            _missing(f"there is no user {USER}: as root, .ci/escape-user installs it")
         problem = _can_run_as(user)
         if problem:
-            _missing(f"{USER} cannot run {sys.executable} with awf ({problem}): as root, run .ci/escape-user")
+            _missing(f"{USER} cannot run {sys.executable} with awf ({problem}): as root, .ci/escape-user installs it")
         uid, gid = user.pw_uid, user.pw_gid
     else:
         uid, gid = os.getuid(), os.getgid()
@@ -341,17 +344,15 @@ class SocketServer:
             return count
 
 
-def record_tally(request: pytest.FixtureRequest, who: str, profile: str, results: dict[str, str]) -> None:
-    """The figures the suite's summary prints: escapes tried and held, per profile and operator."""
+def record_tally(request: pytest.FixtureRequest, who: str, profile: str, tried: int, held: int) -> None:
+    """The figures the suite's summary prints: escapes tried and held, per profile and operator.
+    Called as a test's last line, when every assertion about its escapes has held."""
     cache = request.config.cache
     if cache is None:
         return
-    folder = cache.mkdir("awf-escapes")
-    name = f"{who}-{profile}-{os.getpid()}-{request.node.name}.json"
-    held = sum(1 for result in results.values() if result.startswith("held"))
-    (folder / hashlib.sha256(name.encode()).hexdigest()[:16]).with_suffix(".json").write_text(
-        json.dumps({"who": who, "profile": profile, "tried": len(results), "held": held})
-    )
+    name = hashlib.sha256(f"{request.node.nodeid}-{os.getpid()}".encode()).hexdigest()[:16]
+    figures = {"who": who, "profile": profile, "tried": tried, "held": held}
+    (cache.mkdir("awf-escapes") / f"{name}.json").write_text(json.dumps(figures))
 
 
 @pytest.mark.parametrize(
@@ -413,7 +414,9 @@ def test_an_agent_that_tries_every_way_out_gets_nowhere(
     assert fingerprint(what_runs_outside(operator)) == before
     assert sock.connections() == 0
     assert outside_process.poll() is None and _state(outside_process.pid) != "T"
-    record_tally(request, operator.who, profile if placement == "headless" else "workspace, in a pane", results)
+    escapes = [name for name in results if name not in MUST_WORK[profile]]
+    where = profile if placement == "headless" else "workspace, in a pane"
+    record_tally(request, operator.who, where, len(escapes), sum(results[name].startswith("held") for name in escapes))
 
 
 def _state(pid: int) -> str:
@@ -458,7 +461,9 @@ elif how == "garbage":
 """
 
 
-def test_a_link_planted_where_awf_makes_the_next_turn_is_set_aside_and_never_followed(operator: Operator) -> None:
+def test_a_link_planted_where_awf_makes_the_next_turn_is_set_aside_and_never_followed(
+    operator: Operator, request: pytest.FixtureRequest
+) -> None:
     script = operator.project / "plant.py"
     script.write_text(textwrap.dedent(PLANT_NEXT_TURN))
     operator.chown(script)
@@ -476,10 +481,13 @@ def test_a_link_planted_where_awf_makes_the_next_turn_is_set_aside_and_never_fol
     [aside] = [path for path in agent.iterdir() if path.name.startswith("turn-2.found-")]
     assert aside.is_symlink()  # kept for a person to look at, never written through
     assert (agent / "turn-2" / "turn.json").is_file() and not (agent / "turn-2").is_symlink()
+    record_tally(request, operator.who, "workspace", 1, 1)
 
 
 @pytest.mark.parametrize("how", ["streams", "answer", "fifo", "garbage"])
-def test_a_link_or_fifo_an_agent_puts_in_its_own_folder_fails_only_its_turn(operator: Operator, how: str) -> None:
+def test_a_link_or_fifo_an_agent_puts_in_its_own_folder_fails_only_its_turn(
+    operator: Operator, how: str, request: pytest.FixtureRequest
+) -> None:
     script = operator.project / "plant.py"
     script.write_text(textwrap.dedent(PLANT_OWN_FILES))
     (operator.outside / "answer.json").write_text(
@@ -504,6 +512,7 @@ def test_a_link_or_fifo_an_agent_puts_in_its_own_folder_fails_only_its_turn(oper
     assert expected in turn["reason"], turn["reason"]
     assert "the operator's" not in json.dumps(operator.log(how))
     assert fingerprint(what_runs_outside(operator)) == before
+    record_tally(request, operator.who, "workspace", 1, 1)
 
 
 TAMPER = r"""
@@ -530,7 +539,9 @@ subprocess.run(["awf", "answer", "{}"], check=True)
 """
 
 
-def test_code_an_agent_leaves_beside_the_workflow_never_runs_outside(operator: Operator) -> None:
+def test_code_an_agent_leaves_beside_the_workflow_never_runs_outside(
+    operator: Operator, request: pytest.FixtureRequest
+) -> None:
     script = operator.project / "tamper.py"
     script.write_text(textwrap.dedent(TAMPER))
     operator.chown(script)
@@ -551,6 +562,7 @@ def test_code_an_agent_leaves_beside_the_workflow_never_runs_outside(operator: O
     again = operator.awf("run", "flows/escape.py", "--id", "tamper", "--continue", "--from-stage", "escape", env=quiet)
     assert again.code == 0, again.stderr
     assert not marker.exists(), marker.read_text()
+    record_tally(request, operator.who, "workspace", 1, 1)
 
 
 TWO_AGENTS = """
@@ -592,7 +604,9 @@ async def pair(wf):
 """
 
 
-def test_an_agent_cannot_answer_for_another_through_a_module_it_leaves_in_the_workspace(operator: Operator) -> None:
+def test_an_agent_cannot_answer_for_another_through_a_module_it_leaves_in_the_workspace(
+    operator: Operator, request: pytest.FixtureRequest
+) -> None:
     (operator.project / "pair.py").write_text(textwrap.dedent(TWO_AGENTS).lstrip())
     operator.chown(operator.project / "pair.py")
     done = operator.awf("run", "pair.py", "--id", "p", "--sandbox", "workspace", "--json")
@@ -600,6 +614,7 @@ def test_an_agent_cannot_answer_for_another_through_a_module_it_leaves_in_the_wo
     assert done.code == 0, done.stderr
     assert (operator.project / "awf.py").exists()  # the builder left it where the reviewer works
     assert json.loads(done.stdout)["value"] == {"mine": True}
+    record_tally(request, operator.who, "workspace", 1, 1)
 
 
 # Each limit, a program that passes it and keeps on (as an agent's would), and the words the turn's reason names it by.
@@ -626,7 +641,9 @@ LIMITS = {
 
 
 @pytest.mark.parametrize("limit", sorted(LIMITS))
-def test_an_agent_past_a_limit_fails_its_turn_naming_the_limit(operator: Operator, limit: str) -> None:
+def test_an_agent_past_a_limit_fails_its_turn_naming_the_limit(
+    operator: Operator, limit: str, request: pytest.FixtureRequest
+) -> None:
     limits, body, named = LIMITS[limit]
     script = operator.project / "hog.py"
     script.write_text("import sys\nsys.stdin.read()\n" + body)
@@ -648,6 +665,7 @@ def test_an_agent_past_a_limit_fails_its_turn_naming_the_limit(operator: Operato
     assert named in turn["reason"], turn["reason"]
     assert time.monotonic() - started < 90  # ended by the watch, not by the turn's timeout
     assert _left_over(str(script)) == []
+    record_tally(request, operator.who, "profile", 1, 1)
 
 
 def _left_over(marker: str) -> list[int]:
@@ -669,7 +687,9 @@ def _left_over(marker: str) -> list[int]:
         time.sleep(0.1)
 
 
-def test_a_run_line_whose_sandbox_was_changed_is_refused_until_the_operator_says_so(operator: Operator) -> None:
+def test_a_run_line_whose_sandbox_was_changed_is_refused_until_the_operator_says_so(
+    operator: Operator, request: pytest.FixtureRequest
+) -> None:
     runtime = {"harness": "exec", "command": ["/bin/sh", "-c", "cat > /dev/null; awf answer '{}'"]}
     env = {"ESCAPE_RUNTIME": json.dumps(runtime), "ESCAPE_STOP": "1"}
     first = operator.awf("run", "flows/escape.py", "--id", "edited", "--sandbox", "read-only", env=env)
@@ -687,9 +707,12 @@ def test_a_run_line_whose_sandbox_was_changed_is_refused_until_the_operator_says
 
     confirmed = operator.awf("run", "flows/escape.py", "--id", "edited", "--continue", "--sandbox", "none", env=env)
     assert confirmed.code == 0, confirmed.stderr
+    record_tally(request, operator.who, "read-only", 1, 1)
 
 
-def test_a_killed_awf_leaves_nothing_of_its_network_behind(operator: Operator, listener: socket.socket) -> None:
+def test_a_killed_awf_leaves_nothing_of_its_network_behind(
+    operator: Operator, listener: socket.socket, request: pytest.FixtureRequest
+) -> None:
     before = set(os.listdir(tempfile.gettempdir()))
     runtime = {"harness": "exec", "command": ["/bin/sh", "-c", "cat > /dev/null; echo > out/started; sleep 300"]}
     profile = profile_args(operator, "profile", {"network": [f"127.0.0.1:{listener.getsockname()[1]}"]})
@@ -714,3 +737,4 @@ def test_a_killed_awf_leaves_nothing_of_its_network_behind(operator: Operator, l
             os.killpg(process.pid, signal.SIGKILL)
     left = {name for name in set(os.listdir(tempfile.gettempdir())) - before if name.startswith("awf-net")}
     assert left == set()
+    record_tally(request, operator.who, "profile", 1, 1)
