@@ -158,12 +158,12 @@ class PiHarness(AgentCli):
     def sandbox_home(self, session: Session, env: Mapping[str, str], home: Path) -> dict[str, str]:
         """A fresh PI_CODING_AGENT_DIR holding only pi's logins, providers and settings (none of its
         sessions, extensions, skills or context files), and the variables of the providers it may call:
-        their keys, and those models.json names for its providers of your own."""
+        their keys, and those models.json and auth.json name."""
         own, fresh = usage_pi.agent_dir(env), home / ".pi" / "agent"
         fresh.mkdir(mode=0o700, parents=True, exist_ok=True)
         for name in (AUTH, MODELS, SETTINGS):
             copy_private(own / name, fresh / name)
-        names = [*PI_SWITCHES, *_named_variables(_json(own / MODELS))]
+        names = [*PI_SWITCHES, *_named_variables(_json(own / MODELS), _json(own / AUTH))]
         for name in self._providers(session, env):
             provider = PROVIDERS.get(name)
             names += [*provider.keys, *provider.needs] if provider else []
@@ -317,14 +317,17 @@ def _models_of(provider: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [model for model in given if isinstance(model, dict)] if isinstance(given, list) else []
 
 
-def _named_variables(models: Mapping[str, Any]) -> list[str]:
-    """The variables models.json reads keys and headers from (a value that is a variable's name)."""
-    names = []
+def _named_variables(models: Mapping[str, Any], logins: Mapping[str, Any]) -> list[str]:
+    """The variables pi reads keys and headers from: a value of models.json (`apiKey`, `headers`) or of
+    auth.json (an API key's `key`) that is a variable's name."""
+    values: list[Any] = []
     for provider in _providers_of(models).values():
         headers = provider.get("headers")
-        values = [provider.get("apiKey"), *(headers.values() if isinstance(headers, dict) else ())]
-        names += [value for value in values if isinstance(value, str) and _VARIABLE_NAME.fullmatch(value)]
-    return names
+        values += [provider.get("apiKey"), *(headers.values() if isinstance(headers, dict) else ())]
+    values += [
+        login.get("key") for login in logins.values() if isinstance(login, dict) and login.get("type") == "api_key"
+    ]
+    return [value for value in values if isinstance(value, str) and _VARIABLE_NAME.fullmatch(value)]
 
 
 def _azure(env: Mapping[str, str]) -> list[str]:
