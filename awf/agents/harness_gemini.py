@@ -22,6 +22,11 @@ turn fails with Gemini CLI's own words.
 
 With "placement": "pane", the agent is Gemini CLI's terminal UI with the same options, each message
 pasted into it; its session file says when it finished a message, and with what tokens.
+
+Under --sandbox, Gemini CLI gets a fresh GEMINI_CLI_HOME with only its settings and its login
+(settings.json, oauth_creds.json, .env), its key and base URL variables, and the address of its
+model's API; its policy also takes away its two web tools, which Google's side runs past the
+sandbox's network allowlist.
 """
 
 from __future__ import annotations
@@ -37,9 +42,10 @@ from typing import Any, ClassVar
 from ..record.files import write_atomic
 from . import usage_gemini
 from .harness import Capabilities, Message, PaneProgram, Session, Stopped
-from .headless import Ran, run_delivery
-from .kit import AgentCli
+from .headless import Ran, copy_private, run_delivery
+from .kit import AgentCli, program_env
 from .output import size_of
+from .sandbox import endpoint_of
 from .usage import SessionUsage
 
 TESTED_VERSION = "0.61.0"
@@ -55,6 +61,29 @@ _RETRYING = re.compile(r"^Attempt \d+ failed.*Retrying.*$", re.M)
 _STATUS = re.compile(r"\b(?:code|status)\b\W{0,3}(\d{3})\b")
 _INPUT_BOX = re.compile(r"Type your message", re.I)
 _CI_MARKS = ("CI", "GITHUB_ACTIONS")
+# What a sandboxed Gemini CLI gets of its folder: its settings (how it logs in), its Google login,
+# and the .env it reads its key from.
+LOGIN_FILES = ("settings.json", "oauth_creds.json", ".env")
+ADC = "application_default_credentials.json"  # GOOGLE_APPLICATION_CREDENTIALS' file, copied for Vertex AI
+# What a sandboxed Gemini CLI keeps of the environment: its keys, its model's address, how it logs in.
+PASSED = (
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GEMINI_BASE_URL",
+    "GOOGLE_VERTEX_BASE_URL",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_GENAI_USE_GCA",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+    "GOOGLE_CLOUD_ACCESS_TOKEN",
+    "GEMINI_MODEL",
+    "CODE_ASSIST_ENDPOINT",
+)
+# Its web tools run on Google's side (search grounding, URL context), past the sandbox's allowlist.
+WEB_TOOLS = ("google_web_search", "web_fetch")
+GEMINI_API = "generativelanguage.googleapis.com:443"  # an API key's
+CODE_ASSIST = "https://cloudcode-pa.googleapis.com"  # a Google login's
+GOOGLE_TOKENS = "oauth2.googleapis.com:443"  # where a Google login or a service account gets its tokens
 
 
 class GeminiHarness(AgentCli):
@@ -67,7 +96,7 @@ class GeminiHarness(AgentCli):
         session_file=True,
         pane=True,
         pane_finish=True,
-        sandbox_login=False,
+        sandbox_login=True,
     )
     program = "gemini"
     variable = VARIABLE
@@ -99,6 +128,37 @@ class GeminiHarness(AgentCli):
 
     def unknown_option(self, stderr: str) -> bool:
         return "Unknown argument" in stderr
+
+    def sandbox_home(self, session: Session, env: Mapping[str, str], home: Path) -> dict[str, str]:
+        """A fresh GEMINI_CLI_HOME holding only Gemini CLI's settings and login (none of its chats,
+        history, policies or extensions), its key and base URL variables, and for Vertex AI a copy of
+        the service account's key file."""
+        own, fresh = usage_gemini.home(env), home / ".gemini"
+        fresh.mkdir(mode=0o700, exist_ok=True)
+        for name in LOGIN_FILES:
+            copy_private(own / name, fresh / name)
+        passed = {name: env[name] for name in PASSED if name in env}
+        account = env.get("GOOGLE_APPLICATION_CREDENTIALS")
+        if account and Path(account).expanduser().is_file():
+            copy_private(Path(account).expanduser(), fresh / ADC)
+            passed["GOOGLE_APPLICATION_CREDENTIALS"] = str(fresh / ADC)
+        return {**passed, "GEMINI_CLI_HOME": str(home)}
+
+    def endpoints(self, session: Session, env: Mapping[str, str]) -> list[str]:
+        """Its model's address as its way of logging in says: the base URL it is given, else the
+        Gemini API (a key), Code Assist (a Google login) or Vertex AI, with Google's token service."""
+        told = {**_dotenv(usage_gemini.home(env) / ".env"), **env}  # the environment wins, as in Gemini CLI
+        auth = _auth_type(_settings(usage_gemini.home(env)), told)
+        if auth == "oauth-personal":
+            urls = [told.get("CODE_ASSIST_ENDPOINT") or CODE_ASSIST]
+            return [*_endpoints(urls), GOOGLE_TOKENS]
+        if auth == "vertex-ai":
+            if told.get("GOOGLE_VERTEX_BASE_URL"):
+                return [*_endpoints([told["GOOGLE_VERTEX_BASE_URL"]]), GOOGLE_TOKENS]
+            return [_vertex(told.get("GOOGLE_CLOUD_LOCATION")), GOOGLE_TOKENS]
+        if told.get("GOOGLE_GEMINI_BASE_URL"):
+            return _endpoints([told["GOOGLE_GEMINI_BASE_URL"]])
+        return [GEMINI_API]
 
     async def deliver(self, session: Session, message: Message) -> Stopped:
         program, problem = self.find(message.env)
@@ -148,7 +208,7 @@ class GeminiHarness(AgentCli):
         return text
 
     def _options(self, session: Session, env: Mapping[str, str]) -> list[str]:
-        options = ["--skip-trust", "--policy", str(_policy(session))]
+        options = ["--skip-trust", "--policy", str(_policy(session, web=session.sandbox is None))]
         model = self.model(session)
         if model:
             options += ["--model", model]
@@ -167,7 +227,7 @@ class GeminiHarness(AgentCli):
         session.id = session.id or str(uuid.uuid4())
 
     def session_file(self, session: Session, env: Mapping[str, str]) -> Path | None:
-        return usage_gemini.session_file(env, session.id) if session.id else None
+        return usage_gemini.session_file(program_env(session, env), session.id) if session.id else None
 
     def session_usage(self, path: Path, start: int, end: int | None) -> dict[str, Any]:
         return usage_gemini.read_usage(path, start, end).as_record(usage_gemini.PROVIDER)
@@ -195,18 +255,75 @@ class GeminiHarness(AgentCli):
         return _Finished(self, session, message)
 
 
-def _policy(session: Session) -> Path:
+def _policy(session: Session, *, web: bool) -> Path:
     """The policy file that lets the shell tool run `awf answer` (and Gemini CLI's read-only tools,
-    as by default), written into the agent's folder."""
-    path = session.dir / POLICY
-    if not path.exists():
-        write_atomic(
-            path,
-            "# awf: Gemini CLI may run `awf answer` without asking; every other shell command is refused.\n"
-            '[[rule]]\ntoolName = "run_shell_command"\ncommandPrefix = "awf answer"\ndecision = "allow"\n'
-            "priority = 900\n",
+    as by default), written into the agent's folder; without `web`, its web tools are denied too.
+    Written at each delivery: the agent's folder is the agent's to write, and what it made of the
+    file is never read as awf's."""
+    text = (
+        "# awf: Gemini CLI may run `awf answer` without asking; every other shell command is refused.\n"
+        '[[rule]]\ntoolName = "run_shell_command"\ncommandPrefix = "awf answer"\ndecision = "allow"\n'
+        "priority = 900\n"
+    )
+    if not web:
+        tools = ", ".join(f'"{tool}"' for tool in WEB_TOOLS)
+        text += (
+            "\n# awf: in a sandbox, no web tools: Google's side would fetch past its network allowlist.\n"
+            f'[[rule]]\ntoolName = [{tools}]\ndecision = "deny"\npriority = 950\n'
         )
+    path = session.dir / POLICY
+    write_atomic(path, text)
     return path
+
+
+def _settings(folder: Path) -> dict[str, Any]:
+    """Gemini CLI's settings.json in `folder`, or nothing when it cannot be read."""
+    try:
+        settings = json.loads((folder / "settings.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    return settings if isinstance(settings, dict) else {}
+
+
+def _auth_type(settings: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+    """How Gemini CLI logs in: its settings' choice, else what its environment says, as it decides."""
+    security = settings.get("security")
+    auth = security.get("auth") if isinstance(security, dict) else None
+    chosen = auth.get("selectedType") if isinstance(auth, dict) else None
+    if isinstance(chosen, str) and chosen:
+        return chosen
+    if env.get("GOOGLE_GENAI_USE_GCA") == "true":
+        return "oauth-personal"
+    if env.get("GOOGLE_GENAI_USE_VERTEXAI") == "true":
+        return "vertex-ai"
+    return None
+
+
+def _dotenv(path: Path) -> dict[str, str]:
+    """The variables a .env file sets (KEY=VALUE lines); nothing when there is none."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return {}
+    found = {}
+    for line in lines:
+        key, equals, value = line.strip().removeprefix("export ").partition("=")
+        if equals and key.strip().isidentifier():
+            found[key.strip()] = value.strip().strip("'\"")
+    return found
+
+
+def _vertex(location: str | None) -> str:
+    """Vertex AI's address for a location, as Gemini CLI picks it."""
+    if location in ("us", "eu"):
+        return f"aiplatform.{location}.rep.googleapis.com:443"
+    if location and location != "global":
+        return f"{location}-aiplatform.googleapis.com:443"
+    return "aiplatform.googleapis.com:443"
+
+
+def _endpoints(urls: list[str]) -> list[str]:
+    return [endpoint for endpoint in map(endpoint_of, urls) if endpoint]
 
 
 def _last_words(ran: Ran) -> str | None:

@@ -24,6 +24,10 @@ With "placement": "pane", the agent is opencode's terminal UI with the same mode
 message pasted into it. Its database (usage_opencode) says when the model finished a message (a
 whole reply that asks for no tool) or failed, with what tokens and cost; its log file says when it
 has done nothing but retry for `retry_limit` seconds.
+
+Under --sandbox, opencode gets fresh XDG folders in its fresh home with only its configuration and
+its logins (opencode.json, auth.json), its OPENCODE_ switches, the key variables of the providers it
+may call, and their addresses: the base URL its configuration gives, else the provider's own API.
 """
 
 from __future__ import annotations
@@ -38,9 +42,10 @@ from typing import Any, ClassVar
 
 from . import usage_opencode
 from .harness import Capabilities, Message, PaneProgram, Session, Stopped
-from .headless import Ran, run_delivery
-from .kit import AgentCli
+from .headless import Ran, copy_private, run_delivery
+from .kit import AgentCli, program_env
 from .output import size_of
+from .sandbox import endpoint_of
 from .usage import TOKEN_KINDS, price
 from .usage_opencode import mapping
 
@@ -58,6 +63,55 @@ _STREAM_ERROR = re.compile(r'message="stream error".*\bsmall=false\b.*?' + _LOG_
 # What opencode's log says of a call refused for its rate (it retries those): its words carry no status.
 _RATE_LIMITED = re.compile(r"\b429\b|rate.?limit|too many requests", re.I)
 _FAILED = re.compile(r"message=failed\b.*?" + _LOG_FIELD.format(name="error"))
+# What a sandboxed opencode gets of its folders: its configuration, and its logins (`opencode auth login`).
+CONFIG_FILES = ("opencode.json", "opencode.jsonc", "config.json")
+AUTH = "auth.json"
+# Its folders, as XDG variables name them, and where they are in a home.
+XDG = {
+    "XDG_CONFIG_HOME": ".config",
+    "XDG_DATA_HOME": ".local/share",
+    "XDG_CACHE_HOME": ".cache",
+    "XDG_STATE_HOME": ".local/state",
+}
+# opencode's switches that name a file or folder of the operator's, which a sandbox does not show (its
+# configuration file and folder are copied or left out, its database is in the fresh home), and the
+# configuration awf writes itself.
+PATH_SWITCHES = (
+    "OPENCODE_CONFIG",
+    "OPENCODE_CONFIG_DIR",
+    "OPENCODE_CONFIG_CONTENT",
+    "OPENCODE_DB",
+    "OPENCODE_TUI_CONFIG",
+    "OPENCODE_MODELS_PATH",
+    "OPENCODE_TEST_HOME",
+)
+# opencode's built-in providers (its catalog, models.dev): the variables it reads a key from, and the
+# address of the provider's API. GitHub Copilot's GITHUB_TOKEN is not passed: it is a GitHub login.
+PROVIDERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "anthropic": (("ANTHROPIC_API_KEY",), ("api.anthropic.com:443",)),
+    "openai": (("OPENAI_API_KEY",), ("api.openai.com:443",)),
+    "google": (
+        ("GOOGLE_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "GEMINI_API_KEY"),
+        ("generativelanguage.googleapis.com:443",),
+    ),
+    "openrouter": (("OPENROUTER_API_KEY",), ("openrouter.ai:443",)),
+    "opencode": (("OPENCODE_API_KEY",), ("opencode.ai:443",)),
+    "github-copilot": ((), ("api.githubcopilot.com:443", "api.github.com:443")),
+    "groq": (("GROQ_API_KEY",), ("api.groq.com:443",)),
+    "xai": (("XAI_API_KEY",), ("api.x.ai:443",)),
+    "deepseek": (("DEEPSEEK_API_KEY",), ("api.deepseek.com:443",)),
+    "mistral": (("MISTRAL_API_KEY",), ("api.mistral.ai:443",)),
+    "cerebras": (("CEREBRAS_API_KEY",), ("api.cerebras.ai:443",)),
+    "fireworks-ai": (("FIREWORKS_API_KEY",), ("api.fireworks.ai:443",)),
+    "togetherai": (("TOGETHER_API_KEY",), ("api.together.xyz:443",)),
+    "moonshotai": (("MOONSHOT_API_KEY",), ("api.moonshot.ai:443",)),
+    "zai": (("ZHIPU_API_KEY",), ("api.z.ai:443",)),
+    "huggingface": (("HF_TOKEN",), ("router.huggingface.co:443",)),
+    "vercel": (("AI_GATEWAY_API_KEY",), ("ai-gateway.vercel.sh:443",)),
+}
+# A comment line of a .jsonc file (a `//` within a string, as in a URL, is left alone).
+_JSONC_COMMENT = re.compile(r"^\s*//.*$", re.M)
+_ENV_REFERENCE = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class OpencodeHarness(AgentCli):
@@ -70,7 +124,7 @@ class OpencodeHarness(AgentCli):
         session_file=False,
         pane=True,
         pane_finish=True,
-        sandbox_login=False,
+        sandbox_login=True,
     )
     program = "opencode"
     variable = VARIABLE
@@ -101,6 +155,62 @@ class OpencodeHarness(AgentCli):
     def unknown_option(self, stderr: str) -> bool:
         # opencode answers an option it does not know with its usage text alone, on stderr.
         return "Positionals:" in stderr and "show help" in stderr
+
+    def sandbox_home(self, session: Session, env: Mapping[str, str], home: Path) -> dict[str, str]:
+        """Fresh XDG folders in `home` holding only opencode's configuration and its logins (none of its
+        sessions, logs, history or plugins); its OPENCODE_ switches, with awf's rule for `awf answer`
+        (the sandbox gives a process no variable a delivery adds); the key variables of the providers
+        it may call, and those its configuration names ({env:NAME})."""
+        folders = {name: home / place for name, place in XDG.items()}
+        config, data = folders["XDG_CONFIG_HOME"] / "opencode", folders["XDG_DATA_HOME"] / "opencode"
+        for folder in (config, data):
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for name in CONFIG_FILES:
+            copy_private(_config_dir(env) / name, config / name)
+        copy_private(usage_opencode.data_dir(env) / AUTH, data / AUTH)
+        passed = {key: value for key, value in env.items() if key.startswith("OPENCODE_") and key not in PATH_SWITCHES}
+        given = env.get("OPENCODE_CONFIG")
+        if given:
+            copied = home / ".config" / "opencode-config" / Path(given).name  # keeps .json or .jsonc
+            copied.parent.mkdir(mode=0o700, exist_ok=True)
+            copy_private(Path(given).expanduser(), copied)
+            passed["OPENCODE_CONFIG"] = str(copied)
+        names = [name for provider in self._providers(session, env) for name in PROVIDERS.get(provider, ((), ()))[0]]
+        names += _ENV_REFERENCE.findall("".join(_config_texts(env)))
+        passed.update({name: env[name] for name in names if name in env})
+        return {
+            **passed,
+            **{name: str(folder) for name, folder in folders.items()},
+            "OPENCODE_CONFIG_CONTENT": self._config(session, env),
+        }
+
+    def endpoints(self, session: Session, env: Mapping[str, str]) -> list[str]:
+        """The addresses of the providers it may call: the base URL its configuration gives a
+        provider or a model of it, else the provider's own."""
+        configured = _configured_providers(env)
+        found: list[str] = []
+        for provider in self._providers(session, env):
+            given = configured.get(provider, {})
+            urls = [mapping(given.get("options")).get("baseURL"), given.get("api")]
+            urls += [mapping(model.get("provider")).get("api") for model in mapping(given.get("models")).values()]
+            named = [endpoint_of(url) for url in urls if isinstance(url, str)]
+            found += [endpoint for endpoint in named if endpoint] or list(PROVIDERS.get(provider, ((), ()))[1])
+        return list(dict.fromkeys(found))
+
+    def _providers(self, session: Session, env: Mapping[str, str]) -> list[str]:
+        """The providers opencode may call for this agent: the runtime's model's (else its
+        configuration's) and its configuration's small model's, which titles a session; when
+        neither names one, every provider it has a login for."""
+        settings: dict[str, Any] = {}
+        for text in _config_texts(env):
+            settings.update(_loads(text))
+        models = [self.model(session) or settings.get("model"), settings.get("small_model")]
+        named = [model.split("/", 1)[0] for model in models if isinstance(model, str) and "/" in model]
+        if named:
+            return list(dict.fromkeys(named))
+        logins = _loads(_read(usage_opencode.data_dir(env) / AUTH))
+        keyed = [name for name, (keys, _) in PROVIDERS.items() if any(key in env for key in keys)]
+        return list(dict.fromkeys([*keyed, *logins, *_configured_providers(env)]))
 
     async def deliver(self, session: Session, message: Message) -> Stopped:
         program, problem = self.find(message.env)
@@ -156,7 +266,7 @@ class OpencodeHarness(AgentCli):
         program = self.find(env)[0] or "opencode"
         session.data["pane_resumed"] = session.id is not None
         env_more = {"OPENCODE_CONFIG_CONTENT": self._config(session, env)}
-        ready = _Ready(_log(env))
+        ready = _Ready(_log(program_env(session, env)))
         return PaneProgram([program, *self._options(session, variant=False)], env=env_more, ready=ready, settle=1.0)
 
     def pane_text(self, session: Session, message: Message, fresh: bool) -> str:
@@ -190,6 +300,47 @@ class OpencodeHarness(AgentCli):
                 elif bash is None:
                     permission["bash"] = dict(ANSWER_RULE["bash"])
         return json.dumps(config)
+
+
+def _config_dir(env: Mapping[str, str]) -> Path:
+    """The folder of opencode's own configuration."""
+    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
+    return Path(base).expanduser() / "opencode"
+
+
+def _config_texts(env: Mapping[str, str]) -> list[str]:
+    """opencode's configuration as written, in the order it reads it: its folder's files, the file
+    OPENCODE_CONFIG names, OPENCODE_CONFIG_CONTENT."""
+    files = [_config_dir(env) / name for name in CONFIG_FILES]
+    if env.get("OPENCODE_CONFIG"):
+        files.append(Path(env["OPENCODE_CONFIG"]).expanduser())
+    return [*map(_read, files), env.get("OPENCODE_CONFIG_CONTENT") or ""]
+
+
+def _configured_providers(env: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """The providers opencode's configuration sets up, by name."""
+    found: dict[str, dict[str, Any]] = {}
+    for text in _config_texts(env):
+        for name, given in mapping(_loads(text).get("provider")).items():
+            if isinstance(given, dict):
+                found[name] = {**found.get(name, {}), **given}
+    return found
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _loads(text: str) -> dict[str, Any]:
+    """A JSON object of opencode's (with its comments, as a .jsonc file may have), or nothing."""
+    try:
+        found = json.loads(_JSONC_COMMENT.sub("", text)) if text.strip() else {}
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def _agent_named(extra_args: list[str]) -> list[str]:
@@ -254,7 +405,7 @@ def _model_of(session: Session, message: Message) -> tuple[str, str]:
         return provider, model
     if session.id:
         try:
-            replies = usage_opencode.replies(usage_opencode.database(message.env), session.id)
+            replies = usage_opencode.replies(usage_opencode.database(program_env(session, message.env)), session.id)
         except Exception:  # the model's name is worth a look, never the turn
             replies = []
         if replies:
@@ -389,9 +540,10 @@ class _Finished:
     def __init__(self, session: Session, message: Message) -> None:
         self.session = session
         self.message = message
-        self.db: Path = usage_opencode.database(message.env)
+        where = program_env(session, message.env)
+        self.db: Path = usage_opencode.database(where)
         self.since: int = int(time.time() * 1000) - CLOCK_SLACK_MS
-        log = _log(message.env)
+        log = _log(where)
         self.retries: _Retries = _Retries(log, float(session.runtime.get("retry_limit", RETRY_LIMIT)), size_of(log))
         self.answered: int = 0
         # The replies the session had before this paste: the last of them may be stamped within

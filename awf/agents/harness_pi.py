@@ -21,6 +21,10 @@ turn fails with its words.
 
 With "placement": "pane", the agent is pi's terminal UI with the same options, each message
 pasted into it; its session file says when it finished a message, and with what tokens.
+
+Under --sandbox, pi gets a fresh PI_CODING_AGENT_DIR with only its logins, providers and settings
+(auth.json, models.json, settings.json), the key variables of the providers it may call, and
+their addresses: the baseUrl models.json gives a provider, else the provider's public API.
 """
 
 from __future__ import annotations
@@ -30,14 +34,16 @@ import re
 import time
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from . import usage_pi
 from .harness import Capabilities, Message, PaneProgram, Session, Stopped
-from .headless import Ran, run_delivery
-from .kit import AgentCli, turn_usage
+from .headless import Ran, copy_private, run_delivery
+from .kit import AgentCli, program_env, turn_usage
 from .output import size_of
+from .sandbox import endpoint_of
 from .usage import read_lines
 
 TESTED_VERSION = "0.73.1"
@@ -54,6 +60,73 @@ _RESUMED = "pi_resumed"  # in session.data: the pane's program opened a session 
 RETRY_SETTLE = 10.0
 _BORDER = re.compile(r"^─{20,}\s*$", re.M)
 _STATUS = re.compile(r"^\s*(\d{3})\b\s*(.*)$", re.S)
+# What a sandboxed pi gets of its folder: its logins (keys and OAuth tokens), its providers of your
+# own and addresses of others, and its settings (default model, retries).
+AUTH, MODELS, SETTINGS = "auth.json", "models.json", "settings.json"
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One of pi's built-in providers, as a sandboxed pi needs it."""
+
+    keys: tuple[str, ...]  # the variables pi reads its key from
+    hosts: tuple[str, ...]  # the address of its API
+    needs: tuple[str, ...] = ()  # what else of the environment it needs (an account's id, a resource)
+
+
+# pi's built-in providers by name, as pi-ai 0.73 has them.
+PROVIDERS = {
+    "anthropic": Provider(("ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"), ("api.anthropic.com:443",)),
+    "openai": Provider(("OPENAI_API_KEY",), ("api.openai.com:443",)),
+    "openai-codex": Provider((), ("chatgpt.com:443",)),
+    "google": Provider(("GEMINI_API_KEY",), ("generativelanguage.googleapis.com:443",)),
+    # Only Copilot's own variable: GH_TOKEN and GITHUB_TOKEN would hand the agent a GitHub login.
+    "github-copilot": Provider(
+        ("COPILOT_GITHUB_TOKEN",), ("api.individual.githubcopilot.com:443", "api.github.com:443")
+    ),
+    "deepseek": Provider(("DEEPSEEK_API_KEY",), ("api.deepseek.com:443",)),
+    "groq": Provider(("GROQ_API_KEY",), ("api.groq.com:443",)),
+    "cerebras": Provider(("CEREBRAS_API_KEY",), ("api.cerebras.ai:443",)),
+    "xai": Provider(("XAI_API_KEY",), ("api.x.ai:443",)),
+    "openrouter": Provider(("OPENROUTER_API_KEY",), ("openrouter.ai:443",)),
+    "vercel-ai-gateway": Provider(("AI_GATEWAY_API_KEY",), ("ai-gateway.vercel.sh:443",)),
+    "zai": Provider(("ZAI_API_KEY",), ("api.z.ai:443",)),
+    "mistral": Provider(("MISTRAL_API_KEY",), ("api.mistral.ai:443",)),
+    "minimax": Provider(("MINIMAX_API_KEY",), ("api.minimax.io:443",)),
+    "minimax-cn": Provider(("MINIMAX_CN_API_KEY",), ("api.minimaxi.com:443",)),
+    "moonshotai": Provider(("MOONSHOT_API_KEY",), ("api.moonshot.ai:443",)),
+    "moonshotai-cn": Provider(("MOONSHOT_API_KEY",), ("api.moonshot.cn:443",)),
+    "huggingface": Provider(("HF_TOKEN",), ("router.huggingface.co:443",)),
+    "fireworks": Provider(("FIREWORKS_API_KEY",), ("api.fireworks.ai:443",)),
+    "opencode": Provider(("OPENCODE_API_KEY",), ("opencode.ai:443",)),
+    "opencode-go": Provider(("OPENCODE_API_KEY",), ("opencode.ai:443",)),
+    "kimi-coding": Provider(("KIMI_API_KEY",), ("api.kimi.com:443",)),
+    "xiaomi": Provider(("XIAOMI_API_KEY",), ("api.xiaomimimo.com:443",)),
+    "cloudflare-workers-ai": Provider(("CLOUDFLARE_API_KEY",), ("api.cloudflare.com:443",), ("CLOUDFLARE_ACCOUNT_ID",)),
+    "cloudflare-ai-gateway": Provider(
+        ("CLOUDFLARE_API_KEY",), ("gateway.ai.cloudflare.com:443",), ("CLOUDFLARE_ACCOUNT_ID", "CLOUDFLARE_GATEWAY_ID")
+    ),
+    # Its address is the resource's (_azure).
+    "azure-openai-responses": Provider(
+        ("AZURE_OPENAI_API_KEY",),
+        (),
+        (
+            "AZURE_OPENAI_BASE_URL",
+            "AZURE_OPENAI_RESOURCE_NAME",
+            "AZURE_OPENAI_API_VERSION",
+            "AZURE_OPENAI_DEPLOYMENT_NAME_MAP",
+        ),
+    ),
+}
+# Where pi refreshes the OAuth login (/login) of a provider that has one.
+OAUTH_HOSTS = {
+    "anthropic": "platform.claude.com:443",
+    "openai-codex": "auth.openai.com:443",
+    "github-copilot": "api.github.com:443",
+}
+# pi's own switches a sandboxed pi keeps.
+PI_SWITCHES = ("PI_OFFLINE", "PI_TELEMETRY", "PI_SKIP_VERSION_CHECK", "PI_CACHE_RETENTION")
+_VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
 class PiHarness(AgentCli):
@@ -66,7 +139,7 @@ class PiHarness(AgentCli):
         session_file=True,
         pane=True,
         pane_finish=True,
-        sandbox_login=False,
+        sandbox_login=True,
     )
     program = "pi"
     variable = VARIABLE
@@ -81,6 +154,55 @@ class PiHarness(AgentCli):
 
     def unknown_option(self, stderr: str) -> bool:
         return "Unknown option" in stderr
+
+    def sandbox_home(self, session: Session, env: Mapping[str, str], home: Path) -> dict[str, str]:
+        """A fresh PI_CODING_AGENT_DIR holding only pi's logins, providers and settings (none of its
+        sessions, extensions, skills or context files), and the variables of the providers it may call:
+        their keys, and those models.json and auth.json name."""
+        own, fresh = usage_pi.agent_dir(env), home / ".pi" / "agent"
+        fresh.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for name in (AUTH, MODELS, SETTINGS):
+            copy_private(own / name, fresh / name)
+        names = [*PI_SWITCHES, *_named_variables(_json(own / MODELS), _json(own / AUTH))]
+        for name in self._providers(session, env):
+            provider = PROVIDERS.get(name)
+            names += [*provider.keys, *provider.needs] if provider else []
+        return {**{name: env[name] for name in dict.fromkeys(names) if name in env}, "PI_CODING_AGENT_DIR": str(fresh)}
+
+    def endpoints(self, session: Session, env: Mapping[str, str]) -> list[str]:
+        """The addresses of the providers it may call: the baseUrl models.json gives one, else the
+        provider's own; and where an OAuth login of pi's is refreshed."""
+        own = usage_pi.agent_dir(env)
+        custom, logins = _providers_of(_json(own / MODELS)), _json(own / AUTH)
+        found: list[str] = []
+        for provider in self._providers(session, env):
+            given = custom.get(provider, {})
+            urls = [given.get("baseUrl"), *(model.get("baseUrl") for model in _models_of(given))]
+            named = [endpoint_of(url) for url in urls if isinstance(url, str)]
+            built_in = PROVIDERS[provider].hosts if provider in PROVIDERS else ()
+            found += [endpoint for endpoint in named if endpoint] or list(built_in)
+            if provider == "azure-openai-responses":
+                found += _azure(env)
+            login = logins.get(provider)
+            if isinstance(login, dict) and login.get("type") == "oauth" and provider in OAUTH_HOSTS:
+                found.append(OAUTH_HOSTS[provider])
+        return list(dict.fromkeys(found))
+
+    def _providers(self, session: Session, env: Mapping[str, str]) -> list[str]:
+        """The providers pi may call for this agent: the one the runtime's model names, else its
+        settings' default when the runtime names no model, else every provider it has a login for
+        (a key in its variable or in auth.json, or one of your own in models.json)."""
+        own = usage_pi.agent_dir(env)
+        custom, logins = _providers_of(_json(own / MODELS)), _json(own / AUTH)
+        model = self.model(session)
+        named = model.split("/", 1)[0] if model and "/" in model else None
+        if named is not None and (named in PROVIDERS or named in custom):
+            return [named]
+        default = _json(own / SETTINGS).get("defaultProvider")
+        if not model and isinstance(default, str) and default:
+            return [default]
+        keyed = [name for name, provider in PROVIDERS.items() if any(key in env for key in provider.keys)]
+        return list(dict.fromkeys([*keyed, *logins, *custom]))
 
     async def deliver(self, session: Session, message: Message) -> Stopped:
         program, problem = self.find(message.env)
@@ -135,11 +257,11 @@ class PiHarness(AgentCli):
 
     def _file(self, session: Session, env: Mapping[str, str]) -> Path:
         """The file of the agent's session: named by awf on the first delivery, in pi's own folder of
-        sessions for the agent's cwd, and opened again by every later one."""
+        sessions for the agent's cwd (in a sandbox, its fresh home's), and opened again by every later one."""
         named = session.data.get(_FILE)
         if not named:
             stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime())
-            folder = usage_pi.sessions_dir(env, session.cwd)
+            folder = usage_pi.sessions_dir(program_env(session, env), session.cwd)
             named = str(folder / f"{stamp}_awf-{uuid.uuid4()}.jsonl")
             session.data[_FILE] = named
         return Path(named)
@@ -149,7 +271,7 @@ class PiHarness(AgentCli):
         if named:
             path = Path(named)
             return path if path.exists() else None  # pi writes it with the model's first reply
-        return usage_pi.find_session(env, session.cwd, session.id) if session.id else None
+        return usage_pi.find_session(program_env(session, env), session.cwd, session.id) if session.id else None
 
     def session_usage(self, path: Path, start: int, end: int | None) -> dict[str, Any]:
         return usage_pi.read_usage(path, start, end).as_record()
@@ -169,7 +291,52 @@ class PiHarness(AgentCli):
         return message.text
 
     def pane_watch(self, session: Session, message: Message) -> _Finished:
-        return _Finished(session, message, self._file(session, message.env), _retries(message.env, session.cwd))
+        retries = _retries(program_env(session, message.env), session.cwd)
+        return _Finished(session, message, self._file(session, message.env), retries)
+
+
+def _json(path: Path) -> dict[str, Any]:
+    """A JSON object of pi's folder; nothing when it is not there or not one."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _providers_of(models: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The providers models.json configures, by name."""
+    given = models.get("providers")
+    if not isinstance(given, dict):
+        return {}
+    return {name: each for name, each in given.items() if isinstance(each, dict)}
+
+
+def _models_of(provider: Mapping[str, Any]) -> list[dict[str, Any]]:
+    given = provider.get("models")
+    return [model for model in given if isinstance(model, dict)] if isinstance(given, list) else []
+
+
+def _named_variables(models: Mapping[str, Any], logins: Mapping[str, Any]) -> list[str]:
+    """The variables pi reads keys and headers from: a value of models.json (`apiKey`, `headers`) or of
+    auth.json (an API key's `key`) that is a variable's name."""
+    values: list[Any] = []
+    for provider in _providers_of(models).values():
+        headers = provider.get("headers")
+        values += [provider.get("apiKey"), *(headers.values() if isinstance(headers, dict) else ())]
+    values += [
+        login.get("key") for login in logins.values() if isinstance(login, dict) and login.get("type") == "api_key"
+    ]
+    return [value for value in values if isinstance(value, str) and _VARIABLE_NAME.fullmatch(value)]
+
+
+def _azure(env: Mapping[str, str]) -> list[str]:
+    """Azure OpenAI's address: its base URL, else its resource's host."""
+    if env.get("AZURE_OPENAI_BASE_URL"):
+        endpoint = endpoint_of(env["AZURE_OPENAI_BASE_URL"])
+        return [endpoint] if endpoint else []
+    resource = env.get("AZURE_OPENAI_RESOURCE_NAME")
+    return [f"{resource}.openai.azure.com:443"] if resource else []
 
 
 def _words(message: dict[str, Any]) -> str | None:

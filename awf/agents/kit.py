@@ -102,6 +102,15 @@ class AgentCli(Harness):
         return False
 
 
+def program_env(session: Session, env: Mapping[str, str]) -> Mapping[str, str]:
+    """What the agent's program is told of where it keeps its files (its home, its config folders):
+    `env` for an agent without a sandbox; in one, its fresh home and what `sandbox_home` gave it,
+    since nothing else of `env` reaches it there."""
+    if session.sandbox is None:
+        return env
+    return {"HOME": str(session.sandbox.home), **session.sandbox.env}
+
+
 def model_problem(runtime: Mapping[str, Any], default: str | None, models: str) -> str | None:
     model = runtime.get("model", default)
     if model is not None and (not isinstance(model, str) or not model):

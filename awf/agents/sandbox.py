@@ -241,7 +241,8 @@ def _awf_paths() -> list[str]:
 
 
 def _program_paths(program: str) -> list[str]:
-    """The folders a program needs beside itself: its npm package (with its scope), node's install."""
+    """The folders a program needs beside itself: the node_modules its npm package is in (npm puts
+    a package's dependencies beside it there, in an install into a prefix), node's install."""
     paths = []
     for each in (program, shutil.which("node")):
         if not each or not os.path.isabs(each):
@@ -249,9 +250,8 @@ def _program_paths(program: str) -> list[str]:
         real = Path(os.path.realpath(each))
         parts = real.parts
         if "node_modules" in parts:
-            at = len(parts) - 1 - parts[::-1].index("node_modules")
-            package = parts[: at + 2] if len(parts) > at + 1 else parts
-            paths.append(str(Path(*package)))
+            outermost = parts.index("node_modules")
+            paths.append(str(Path(*parts[: outermost + 1])))
         elif each != program and real.parent.name == "bin":
             paths.append(str(real.parent.parent))  # node installed under a prefix: its lib comes too
         else:

@@ -28,8 +28,13 @@ def database(env: Mapping[str, str]) -> Path:
     named = env.get("OPENCODE_DB")
     if named:
         return Path(named).expanduser()
+    return data_dir(env) / "opencode.db"
+
+
+def data_dir(env: Mapping[str, str]) -> Path:
+    """opencode's data folder: its database, its logins (auth.json), its log."""
     data = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "share")
-    return Path(data).expanduser() / "opencode" / "opencode.db"
+    return Path(data).expanduser() / "opencode"
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 from cli_projects import AGAIN, PLAN, PROMPTS, CliProject, answer
-from conftest import finish, send
+from conftest import Result, finish, send
 from fakemodel import FakeModel, Request, Silence, Status, Text, Usage, unused_port
-from fakemodel.clis import CLAUDE, CODEX, GEMINI, OPENCODE, PI, CliSetup
+from fakemodel.clis import CLAUDE, CODEX, FAKE_KEY, GEMINI, OPENCODE, PI, CliSetup
 from panes_support import PaneProject, needs_tmux
 
 from awf.agents.harness import Capabilities
@@ -27,13 +27,28 @@ from awf.agents.registry import own_harness
 
 
 @dataclass(frozen=True)
+class FreshHome:
+    """What a sandboxed agent's fresh home holds of the CLI's home the operator gave awf (the test's
+    CLI home): paths relative to each."""
+
+    login: str  # a file of the CLI's login or settings, in the operator's CLI home, planted where absent
+    copied: str  # where the fresh home has it
+    history: str  # a file of the operator's own sessions or history, planted: it must stay out
+    sessions: str  # a pattern of the agent's session files (or database) in the fresh home
+    planted: str = '{"planted": "the operator\'s login"}\n'  # the login's text, where the test plants it
+
+
+@dataclass(frozen=True)
 class Subject:
-    """A harness under test: its name, the fake model's dialect it speaks (tests/fakemodel/{dialect}.py)
-    and how its CLI is pointed at the fake model."""
+    """A harness under test: its name, the fake model's dialect it speaks (tests/fakemodel/{dialect}.py),
+    how its CLI is pointed at the fake model, and what its fresh home holds in a sandbox."""
 
     name: str
     dialect: str
     setup: CliSetup
+    home: FreshHome
+    # The tools of the model's own side that fetch from the web, which a sandboxed agent is not offered.
+    web_tools: tuple[str, ...] = ()
 
     @property
     def capabilities(self) -> Capabilities:
@@ -41,11 +56,66 @@ class Subject:
 
 
 HARNESSES = [
-    Subject("claude", "anthropic", CLAUDE),
-    Subject("codex", "openai", CODEX),
-    Subject("gemini", "gemini", GEMINI),
-    Subject("pi", "anthropic", PI),
-    Subject("opencode", "anthropic", OPENCODE),
+    Subject(
+        "claude",
+        "anthropic",
+        CLAUDE,
+        FreshHome(
+            ".claude/.credentials.json",
+            ".claude/.credentials.json",
+            ".claude/projects/-elsewhere/earlier.jsonl",
+            ".claude/projects/*/*.jsonl",
+        ),
+        web_tools=("WebSearch", "WebFetch"),
+    ),
+    Subject(
+        "codex",
+        "openai",
+        CODEX,
+        FreshHome(
+            "auth.json",
+            ".codex/auth.json",
+            "history.jsonl",
+            ".codex/sessions/*/*/*/rollout-*.jsonl",
+            # An API key's login: a ChatGPT login's would have codex reach for chatgpt.com's apps.
+            planted=f'{{"auth_mode": "apikey", "OPENAI_API_KEY": "{FAKE_KEY}"}}\n',
+        ),
+        web_tools=("web_search",),
+    ),
+    Subject(
+        "gemini",
+        "gemini",
+        GEMINI,
+        FreshHome(
+            ".gemini/oauth_creds.json",
+            ".gemini/oauth_creds.json",
+            ".gemini/tmp/elsewhere/chats/session-earlier.jsonl",
+            ".gemini/tmp/*/chats/session-*.jsonl",
+        ),
+        web_tools=("google_web_search", "web_fetch"),
+    ),
+    Subject(
+        "pi",
+        "anthropic",
+        PI,
+        FreshHome(
+            ".pi/agent/models.json",
+            ".pi/agent/models.json",
+            ".pi/agent/sessions/--elsewhere--/earlier.jsonl",
+            ".pi/agent/sessions/*/*.jsonl",
+        ),
+    ),
+    Subject(
+        "opencode",
+        "anthropic",
+        OPENCODE,
+        FreshHome(
+            ".local/share/opencode/auth.json",
+            ".local/share/opencode/auth.json",
+            ".local/state/opencode/prompt-history.jsonl",
+            ".local/share/opencode/opencode.db",
+        ),
+    ),
 ]
 # The genai-prices provider of each dialect's models.
 PROVIDERS = {"anthropic": "anthropic", "openai": "openai", "gemini": "google"}
@@ -75,8 +145,11 @@ KNOWN_GAPS = {
     ),
 }
 
+
 # The turn's deadline where a case is a known gap: the turn fails by it, soon, and the suite goes on.
 GAP_DEADLINE = 30
+# The tokens the model reports for its two calls of a turn, where a case checks what is recorded.
+ASKED, TOLD = Usage(input=1000, cached=200, output=50), Usage(input=300, cached=100, output=7)
 
 pytestmark = pytest.mark.harnesses
 
@@ -273,12 +346,56 @@ def test_ctrl_c_mid_turn_cancels_the_turn_and_ends_the_clis_processes(agent: Age
 
 
 def test_a_turns_tokens_and_cost_are_recorded(agent: Agent, model: FakeModel) -> None:
-    asked, told = Usage(input=1000, cached=200, output=50), Usage(input=300, cached=100, output=7)
-    model.script(answer(PLAN, asked), Text("Done.", usage=told))
+    model.script(answer(PLAN, ASKED), Text("Done.", usage=TOLD))
     done = agent.run("costed")
 
     assert done.code == 0, done.stderr
-    [turn] = agent.turns("costed")
+    costed_as_scripted(agent, model, done, agent.turn("costed"))
+
+
+def test_a_sandboxed_agent_answers_with_only_its_login_in_a_fresh_home(
+    agent: Agent, model: FakeModel, request: pytest.FixtureRequest
+) -> None:
+    gap = agent.expect_gap(request, "sandboxed")
+    paths = agent.subject.home
+    own = agent.home / paths.login
+    if not own.exists():
+        own.parent.mkdir(parents=True, exist_ok=True)
+        own.write_text(paths.planted)
+    history = agent.home / paths.history
+    history.parent.mkdir(parents=True, exist_ok=True)
+    history.write_text('{"text": "OPERATORS-OWN-HISTORY"}\n')
+    model.script(answer(PLAN, ASKED), Text("Done.", usage=TOLD))
+    done = agent.run("sandboxed", flags=["--sandbox", "workspace"], timeout=GAP_DEADLINE if gap else 90)
+
+    assert done.code == 0, done.stderr
+    assert done.out["value"] == [PLAN]
+    turn = agent.turn("sandboxed")
+    assert (turn["outcome"], turn["by"]) == ("answered", "awf answer")
+    folder = agent.project.run_dir("ask", "sandboxed") / "agents" / "1" / "planner"
+    if agent.pane:
+        # The pane's launcher starts it confined.
+        assert "sandbox_launch.py" in (folder.parent / ".panes" / "planner.sh").read_text()
+    else:
+        processes = agent.entries("sandboxed", "agent-process")
+        assert processes and all(entry["command"][-2].endswith("sandbox_launch.py") for entry in processes)
+        assert all(json.loads(entry["command"][-1])["bwrap"].endswith("bwrap") for entry in processes)
+    home = folder / "home"
+    assert (home / paths.copied).read_text() == own.read_text()
+    assert not any(b"OPERATORS-OWN-HISTORY" in file.read_bytes() for file in home.rglob("*") if file.is_file())
+    assert list(home.glob(paths.sessions)), f"no session of the agent's in its fresh home ({paths.sessions})"
+    recorded = [
+        entry["session_file"]
+        for entry in agent.entries("sandboxed", "turn-start") + agent.entries("sandboxed", "session")
+    ]
+    assert all(Path(file).is_relative_to(home) for file in recorded if file), recorded
+    assert not offered_tools(model.conversation[0]) & set(agent.subject.web_tools)
+    costed_as_scripted(agent, model, done, turn)
+    agent.ended_cleanly("sandboxed")
+
+
+def costed_as_scripted(agent: Agent, model: FakeModel, done: Result, turn: dict[str, Any]) -> None:
+    """The turn's usage holds the tokens of ASKED and TOLD and the model, and its cost as the harness states."""
     usage = turn["usage"]
     # `input` counts the whole prompt, the cached part with it.
     assert (usage["input"], usage["cached"], usage["output"]) == (1300 + 300, 300, 57), usage
@@ -286,12 +403,23 @@ def test_a_turns_tokens_and_cost_are_recorded(agent: Agent, model: FakeModel) ->
     cost = agent.subject.capabilities.cost
     if cost == "priced":
         assert turn["cost"] == pytest.approx(
-            priced(agent.subject.dialect, usage["model"], asked) + priced(agent.subject.dialect, usage["model"], told)
+            priced(agent.subject.dialect, usage["model"], ASKED) + priced(agent.subject.dialect, usage["model"], TOLD)
         )
     if cost is not None:
         assert isinstance(turn["cost"], float) and turn["cost"] > 0
         [totals] = [line for line in done.stderr.splitlines() if line.strip().startswith("totals:")]
         assert "1 turn · $" in totals
+
+
+def offered_tools(request: Request) -> set[str]:
+    """The names of the tools a request offers the model, in any dialect: a function's name, or the
+    type of a tool the model's side runs (codex's web_search)."""
+    body = request.body if isinstance(request.body, dict) else {}
+    names = set()
+    for tool in body.get("tools") or []:
+        names.add(tool.get("name") or tool.get("type"))
+        names.update(declared["name"] for declared in tool.get("functionDeclarations") or [])
+    return names
 
 
 def requested_model(request: Request) -> str:
