@@ -254,3 +254,25 @@ def test_a_crash_leaves_the_daemons_under_the_agent_the_continue_names_and_each_
         assert f"ended agent worker of attempt 1 (pid {agent})" in done.stderr
     assert wait_none(detaching.marker) == {}
     assert not is_alive(agent, None)
+
+
+ASK = str(Path(__file__).parent / "agents" / "ask.py") + ":ask"
+
+
+def test_the_reaper_under_an_agent_passes_on_its_exit_signals_and_environment_untouched(project: Project) -> None:
+    # A C locale with Python's coercion off: a Python started with it would add LC_CTYPE to the environment.
+    env = {"TEXT_ANSWER": "1", "LANG": "C", "PYTHONCOERCECLOCALE": "0", "LC_ALL": "", "LC_CTYPE": ""}
+    env = {key: value for key, value in env.items() if value}
+    project.env = {key: value for key, value in project.env.items() if key not in ("LC_ALL", "LC_CTYPE")}
+    shows = "grep -E '^Sig(Ign|Blk):' /proc/$$/status; echo LC_CTYPE=${LC_CTYPE-unset}; cat >/dev/null"
+    done = project.awf("run", ASK, "--id", "shows", "--", "/bin/sh", "-c", shows, env=env)
+    assert done.code == 0, done.stderr
+    stage = project.stage("ask", "shows", "plan")
+    assert stage is not None
+    # Nothing ignored or blocked (Python ignores SIGPIPE and SIGXFSZ for itself), and no LC_CTYPE added.
+    assert stage["value"].split() == ["SigBlk:", "0" * 16, "SigIgn:", "0" * 16, "LC_CTYPE=unset"]
+
+    killed = project.awf("run", ASK, "--id", "killed", "--", "/bin/sh", "-c", "kill -TERM $$", env=env)
+    assert killed.code == 3, killed.stderr
+    [turn] = [entry for entry in project.log("ask", "killed") if entry["kind"] == "turn"]
+    assert "/bin/sh -c 'kill -TERM $$' was killed by signal 15 and printed nothing on stderr" in turn["reason"]

@@ -29,6 +29,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal
     from collections.abc import Iterable, Mapping, Sequence
+    from typing import NoReturn
 else:
     import _signal as signal
 
@@ -177,12 +178,26 @@ def main(argv: list[str]) -> int:
     _environment(argv[:split])
     command = argv[split + 1 :]
     _become_subreaper()
-    try:
-        child = os.posix_spawnp(command[0], command, os.environ, setsigmask=given, setsigdef=PYTHON_IGNORES)
-    except OSError as error:
-        print(f"awf: could not start {command[0]}: {error.strerror}", file=sys.stderr)
-        return 127 if isinstance(error, FileNotFoundError) else 126
+    child = os.fork()
+    if child == 0:
+        _become(command, given)
     return _exit_as(_Watch(child).run())
+
+
+def _become(command: list[str], mask: set[int]) -> NoReturn:
+    """In the child: COMMAND, with the signals as the reaper was given them.
+
+    fork and exec, not posix_spawn: glibc's leaves its own two real-time signals ignored in the
+    program it starts."""
+    try:
+        for number in PYTHON_IGNORES:
+            signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        os.execvp(command[0], command)
+    except BaseException as error:  # whatever it is, the child must never go on as a second reaper
+        why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        os.write(2, f"awf: could not start {command[0]}: {why}\n".encode(errors="replace"))
+        os._exit(127 if isinstance(error, FileNotFoundError) else 126)
 
 
 if __name__ == "__main__":
