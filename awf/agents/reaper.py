@@ -34,6 +34,10 @@ else:
     import _signal as signal
 
 GRACE = 1.5  # seconds a descendant has between SIGTERM and SIGKILL: less than awf gives the reaper
+# Seconds of SIGKILL after which the reaper exits even so: a process waiting on the kernel (state D,
+# a hung mount) dies of its pending SIGKILL only when the wait ends, and the agent's delivery
+# must not wait for that.
+GIVE_UP = 3.0
 POLL = 0.05
 PR_SET_CHILD_SUBREAPER = 36  # from <linux/prctl.h>
 ENDING = frozenset({signal.SIGTERM, signal.SIGHUP})
@@ -58,7 +62,11 @@ def command_under_reaper(command: Sequence[str], env: Mapping[str, str]) -> list
 def descendants(pid: int) -> list[int]:
     """Every process below `pid`, children before their children, read off /proc."""
     children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []  # no /proc: none can be found
+    for name in names:
         if not name.isdigit():
             continue
         try:
@@ -108,14 +116,15 @@ class _Watch:
                 self.status = status
 
     def end(self, told: int | None = None) -> None:
-        """Start ending: the signal the reaper was told to end by goes on to COMMAND, SIGTERM to the
-        rest (and SIGCONT, so a stopped one gets it)."""
+        """Start ending: the signal the reaper was told to end by goes on to COMMAND, and SIGTERM
+        to the rest, with SIGCONT so a stopped one gets it. COMMAND is left out of the SIGTERM:
+        a program may take a second signal as "quit now, skip the cleanup"."""
         if self.ending_since is not None:
             return
         self.ending_since = time.monotonic()
         if told is not None and self.status is None:
             _signal_each([self.child], told)
-        rest = descendants(os.getpid())
+        rest = [pid for pid in descendants(os.getpid()) if pid != self.child]
         _signal_each(rest, signal.SIGTERM)
         _signal_each(rest, signal.SIGCONT)
 
@@ -124,12 +133,15 @@ class _Watch:
         while self.reap():
             if self.status is not None:
                 self.end()
-            if self.ending_since is not None and time.monotonic() - self.ending_since >= GRACE:
+            ending = time.monotonic() - self.ending_since if self.ending_since is not None else 0.0
+            if ending >= GRACE + GIVE_UP and self.status is not None:
+                break
+            if ending >= GRACE:
                 _signal_each(descendants(os.getpid()), signal.SIGKILL)
             if self.ending_since is None:
                 told = signal.sigwaitinfo(WATCHED).si_signo
-            else:
-                info = signal.sigtimedwait(WATCHED, POLL)
+            else:  # past GIVE_UP only COMMAND is waited for, and the sweeps come slower
+                info = signal.sigtimedwait(WATCHED, POLL if ending < GRACE + GIVE_UP else 1.0)
                 told = info.si_signo if info is not None else signal.SIGCHLD
             if told in ENDING:
                 self.end(told)

@@ -1,7 +1,7 @@
 """An exec agent that leaves daemons behind: one sleeper for each way a process detaches from its
-parent's process group (setsid, a double fork, nohup and disown, a new process group), each
-started by a shell that exits at once, and each carrying `MARKER-{way}` in its argv. Once all
-four run, by argv[2]:
+parent's process group (setsid, a double fork, nohup and disown, a new process group), and one
+made with setsid that ignores SIGTERM; each started by a shell that exits at once, and each
+carrying `MARKER-{way}` in its argv. Once all five run, by argv[2]:
 
 answer     answers through `awf answer` and exits
 stay       answers, then stays (in a pane: until its pane is closed)
@@ -26,10 +26,13 @@ WAYS = {
     "double-fork": "( {sleeper} & )",
     "nohup": "nohup {sleeper} >/dev/null 2>&1 & disown",
     "new-group": "set -m; {sleeper} & disown",
+    "deaf": "setsid {deaf} &",  # and ignores SIGTERM
 }
 # Each sleeper touches its file once it runs, so the agent knows it has started.
 SLEEP = "import pathlib, sys, time; pathlib.Path(sys.argv[1]).touch(); time.sleep(300)"
+DEAF = "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); " + SLEEP
 SLEEPER = "{python} -c '" + SLEEP + "' {started} {marker}"
+DEAF_SLEEPER = "{python} -c '" + DEAF + "' {started} {marker}"
 
 marker, mode = sys.argv[1], sys.argv[2]
 folder = Path(os.environ["AWF_AGENT_DIR"])
@@ -42,8 +45,9 @@ if not terminal:
 started = []
 for way, line in WAYS.items():
     file = folder / f"started-{way}"
-    sleeper = SLEEPER.format(python=sys.executable, started=file, marker=f"{marker}-{way}")
-    subprocess.run(["bash", "-c", line.format(sleeper=sleeper)], stdin=subprocess.DEVNULL, check=True)
+    given = {"python": sys.executable, "started": file, "marker": f"{marker}-{way}"}
+    sleepers = {"sleeper": SLEEPER.format(**given), "deaf": DEAF_SLEEPER.format(**given)}
+    subprocess.run(["bash", "-c", line.format(**sleepers)], stdin=subprocess.DEVNULL, check=True)
     started.append(file)
 until = time.monotonic() + 60
 while not all(file.exists() for file in started) and time.monotonic() < until:
