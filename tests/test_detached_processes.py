@@ -281,3 +281,28 @@ def test_the_reaper_under_an_agent_passes_on_its_exit_signals_and_environment_un
     assert killed.code == 3, killed.stderr
     [turn] = [entry for entry in project.log("ask", "killed") if entry["kind"] == "turn"]
     assert "/bin/sh -c 'kill -TERM $$' was killed by signal 15 and printed nothing on stderr" in turn["reason"]
+
+
+@needs_tmux
+def test_after_a_crash_what_an_agent_in_a_pane_detached_ends_when_the_next_pane_run_closes_its_workspace(
+    panes: Detaching,
+) -> None:
+    project = panes.project
+    assert isinstance(project, PaneProject)
+    process = project.start("run", "detach.py", "--id", "c", env=panes.env("work", placement="pane"))
+    try:
+        project.wait_for(panes.detached("c"), timeout=60)
+    finally:
+        os.kill(process.pid, signal.SIGKILL)
+        finish(process)
+    left = lingering(panes.marker)
+    assert sorted(left.values()) == sorted(f"{panes.marker}-{way}" for way in WAYS), "a crash ends nothing"
+    [pane] = [entry for entry in project.log("detach", "c") if entry["kind"] == "pane"]
+    assert set(left) <= set(descendants(pane["pid"])), "a daemon left the pane's tree"
+
+    # The continue opens a pane, which closes the workspace of the attempt whose awf is gone.
+    done = project.awf("run", "detach.py", "--id", "c", "--continue", env=panes.env("answer", placement="pane"))
+    assert done.code == 0, done.stderr
+    assert "attempt 1's agents' panes are still open in the workspace 'awf detach c #1'" in done.stderr
+    assert panes.work("c")["left"] == []
+    assert set(wait_none(panes.marker)) & set(left) == set()
