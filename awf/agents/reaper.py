@@ -185,7 +185,9 @@ def _become_subreaper() -> None:
 
 
 def main(argv: list[str]) -> int:
-    given = signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)  # taken by sigwaitinfo from here on
+    # Every signal blocked: those watched are taken by sigwaitinfo, and any other sent to the
+    # whole group (SIGUSR1, SIGALRM, Ctrl-Z) stays pending, never ending the reaper before its work.
+    given = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
     split = argv.index("--")
     _environment(argv[:split])
     command = argv[split + 1 :]
