@@ -5,11 +5,11 @@
 Ending an agent's process group misses what left the group: a daemon started with setsid, a
 double fork, a new process group. Once such a process's parent exits, the kernel hands it to
 init, out of anyone's reach. The reaper makes itself a child subreaper, so whatever COMMAND
-starts stays its descendant however it detaches. It runs COMMAND in its own process group and
-session (it makes no new one: a pane's program keeps its terminal) with the same standard
-streams, and when COMMAND has exited, or the reaper is told to end (SIGTERM, SIGHUP), it ends
-every descendant left, SIGTERM then SIGKILL, reaps them, and exits as COMMAND did: with its exit
-code, or killed by the same signal.
+starts stays its descendant however it detaches. It runs COMMAND in the reaper's own process
+group and session (it makes no new one: a pane's program keeps its terminal and its place in the
+foreground) with the same standard streams, and when COMMAND has exited, or the reaper is told to
+end (SIGTERM, SIGHUP), it ends every descendant left, SIGTERM then SIGKILL, reaps them, and exits
+as COMMAND did: with its exit code, or killed by the same signal.
 
 It starts before every process of an agent with no sandbox (under a sandbox, bubblewrap's pid
 namespace does this), so it is standard library only, imports little, and is run with -I -S.
@@ -45,7 +45,8 @@ ENDING = frozenset({signal.SIGTERM, signal.SIGHUP})
 # program decides what they mean, and the reaper stays to end what it leaves.
 KEYBOARD = frozenset({signal.SIGINT, signal.SIGQUIT})
 WATCHED = frozenset({signal.SIGCHLD, *ENDING, *KEYBOARD})
-# Python ignores these from its start-up; the program gets them as the reaper was given them.
+# Python ignores these from its start-up; the program gets them at their default, as a program
+# started by subprocess does.
 PYTHON_IGNORES = (signal.SIGPIPE, signal.SIGXFSZ)
 # The variable Python's start-up may set (PEP 538), so the one put back.
 COERCED = "LC_CTYPE"
@@ -179,7 +180,7 @@ def _become_subreaper() -> None:
     import ctypes
 
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        ctypes.CDLL(None).prctl(ctypes.c_int(PR_SET_CHILD_SUBREAPER), *(ctypes.c_ulong(n) for n in (1, 0, 0, 0)))
     except (OSError, AttributeError):
         pass  # no prctl (not Linux): what stays in the tree below is still ended
 
