@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import cluster, continuing, machine, memory, output, scale, serving, stage_overhead, startup
+from . import agent_start, cluster, continuing, machine, memory, output, scale, serving, stage_overhead, startup
 from .harness import Figure, render
 from .session import Config, Session
 
@@ -20,6 +20,7 @@ Family = Callable[[Session], list[Figure]]
 def families() -> list[tuple[str, Family]]:
     return [
         ("start-up", startup.figures),
+        ("agent start", agent_start.figures),
         ("stage overhead", stage_overhead.figures),
         ("continue", continuing.figures),
         ("memory", memory.figures),

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from conftest import Project, finish, send
 
+from awf.agents.reaper import descendants
 from awf.record.liveness import is_alive
 
 ASK = str(Path(__file__).parent / "agents" / "ask.py") + ":ask"
@@ -23,6 +24,14 @@ def wait_gone(pid: int, timeout: float = 10) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def recorded_agent(project: Project, workflow: str, run_id: str, program: int) -> int:
+    """The process awf recorded for the agent whose program is `program`: with no sandbox, the
+    reaper the program runs under, which holds it and whatever it starts."""
+    [entry] = [entry for entry in project.log(workflow, run_id) if entry["kind"] == "agent-process"]
+    assert program in descendants(entry["pid"])
+    return entry["pid"]
 
 
 def test_ctrl_c_during_a_turn_ends_the_agent_and_records_the_stage_failed(project: Project) -> None:
@@ -44,14 +53,13 @@ def test_a_crash_leaves_the_agent_and_a_continue_told_to_ignore_it_runs_beside_i
     pidfile = project.path / "agent.pid"
     process = project.start("run", ASK, "--id", "k", "--", "sleeps.py", str(pidfile))
     project.wait_for(pidfile)
-    agent = int(pidfile.read_text())
+    program = int(pidfile.read_text())
+    agent = recorded_agent(project, "ask", "k", program)
     try:
         os.kill(process.pid, signal.SIGKILL)
         finish(process)
         time.sleep(0.2)
-        assert is_alive(agent, None), "the agent's process group must survive awf"
-        processes = [entry for entry in project.log("ask", "k") if entry["kind"] == "agent-process"]
-        assert [entry["pid"] for entry in processes] == [agent]
+        assert is_alive(agent, None) and is_alive(program, None), "the agent's process group must survive awf"
 
         done = project.awf("run", ASK, "--id", "k", "--continue", "--ignore-leftovers", env={"ANSWER_NOW": "1"})
         assert done.code == 0, done.stderr
@@ -70,11 +78,13 @@ def test_a_crash_leaves_the_agent_and_a_continue_told_to_ignore_it_runs_beside_i
 
 
 def crash_leaving_an_agent(project: Project, run_id: str) -> tuple[int, int]:
-    """kill -9 of awf while its agent works: the agent and its child (pids returned) go on."""
+    """kill -9 of awf while its agent works: the agent (the pid awf recorded) and its program's child
+    (pids returned) go on."""
     pidfile = project.path / f"{run_id}.pid"
     process = project.start("run", ASK, "--id", run_id, "--", "lingers.py", str(pidfile))
     project.wait_for(pidfile)
-    agent, child = (int(word) for word in pidfile.read_text().split())
+    program, child = (int(word) for word in pidfile.read_text().split())
+    agent = recorded_agent(project, "ask", run_id, program)
     os.kill(process.pid, signal.SIGKILL)
     finish(process)
     return agent, child
@@ -152,7 +162,8 @@ def test_awf_wake_never_continues_a_run_over_an_agent_its_crashed_attempt_left(p
     project.write("later.py", WAITS_FOR_AN_AGENT)
     process = project.start("run", "later.py", "--id", "w")
     project.wait_for(project.path / "w.pid")
-    agent, child = (int(word) for word in (project.path / "w.pid").read_text().split())
+    program, child = (int(word) for word in (project.path / "w.pid").read_text().split())
+    agent = recorded_agent(project, "later", "w", program)
     try:
         os.kill(process.pid, signal.SIGKILL)
         finish(process)

@@ -13,7 +13,8 @@ Agent, which counts its turns), host (what the agents need of the attempt: the H
 makes, the progress and turn-schema protocols), turns (a turn from prompt to outcome, the same for
 every harness), turn_outcome (what a turn comes to, as the workflow gets it), channel (the files
 `awf answer` writes through), answers (reading and checking an answer), prompts (how-to-answer
-and the recovery prompt), processes (process groups, recorded and ended), output (an agent's
+and the recovery prompt), processes (process groups, recorded and ended), reaper (the
+subreaper each unsandboxed process runs under, which ends what it leaves behind), output (an agent's
 output on disk, kept to its runtime's "max_output"), leftovers (agents a
 crash left running), registry (finding a harness), harness (the interface), and one
 module per harness (harness_exec, harness_claude, harness_codex) on what they share in kit. panes (an agent's

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from .processes import AgentProcess
+from .reaper import command_under_reaper
 
 if TYPE_CHECKING:
     from .sandbox import AgentSandbox
@@ -95,10 +96,10 @@ class Session:
         return process
 
     def confined(self, command: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
-        """`command` as it runs in the agent's sandbox, and the clean environment it gets there; as
-        they are for an agent without one."""
+        """`command` as it runs in the agent's sandbox, and the clean environment it gets there; for
+        an agent without one, `command` under the reaper, which ends whatever it leaves behind."""
         if self.sandbox is None:
-            return list(command), dict(env)
+            return command_under_reaper(command, env), dict(env)
         return self.sandbox.wrap(command, env)
 
 

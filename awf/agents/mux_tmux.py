@@ -16,7 +16,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from ..record.liveness import is_alive, process_start
 from .multiplexer import MultiplexerError, Pane, Screen, Workspace
+from .processes import end_group
 
 TIMEOUT = 15  # seconds for one tmux command: the server answers in milliseconds unless it is stuck
 SIZE = ("200", "50")  # a detached workspace's size, until a person attaches and it takes theirs
@@ -174,9 +176,18 @@ class Tmux:
             raise MultiplexerError(f"tmux could not close window {pane.window}: {done.stderr.strip()}")
 
     def close_workspace(self, name: str) -> bool:
+        # Closing a pane's terminal signals only its first process, the launcher, which waits on
+        # for its program: a program that does not read its terminal would live on, and all it
+        # started, so each pane's process group is ended after.
+        listed = self._run("list-panes", "-s", "-t", f"={name}", "-F", "#{pane_pid}", check=False)
+        pids = [int(word) for word in listed.stdout.split() if word.isdigit()] if listed.returncode == 0 else []
+        started = [(pid, process_start(pid)) for pid in pids]
         done = self._run("kill-session", "-t", f"={name}", check=False)
         if done.returncode != 0 and not _gone(done.stderr):
             raise MultiplexerError(f"tmux could not close the workspace {name!r}: {done.stderr.strip()}")
+        for pid, start in started:
+            if start is not None and is_alive(pid, start):
+                end_group(pid)
         return done.returncode == 0
 
     def window_names(self, workspace: str) -> list[str]:

@@ -1,9 +1,10 @@
 """Agents' processes: each in a process group of its own, written down, and ended by group.
 
 An agent runs in a new session (so a new process group), so Ctrl-C in awf's terminal, or awf
-being killed, does not reach it: awf decides when it ends. Every process is written to
-run.jsonl (fsynced) as it starts, with its pid and the kernel's start time, so that after a
-crash the next attempt can tell which of them still run.
+being killed, does not reach it: awf decides when it ends. With no sandbox the group's leader is
+the reaper (reaper.py), which holds whatever leaves the group, so ending the group ends those
+too. Every process is written to run.jsonl (fsynced) as it starts, with its pid and the kernel's
+start time, so that after a crash the next attempt can tell which of them still run.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..record import entries
 from ..record.files import FILE_MODE
 from ..record.liveness import process_start
 from ..record.untrusted import open_fd
+from .reaper import descendants
 
 END_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
 POLL = 0.05
@@ -53,6 +55,9 @@ class AgentProcess:
 
 
 def end_group(pgid: int, popen: subprocess.Popen[bytes] | None = None, grace: float = END_GRACE) -> None:
+    """SIGTERM to the group led by `pgid`; after `grace`, SIGKILL to it and to every process below its
+    leader. An unsandboxed agent's leader is the reaper, which ends what left the group itself; if
+    the grace runs out first, those below it are killed before it is, or they would go to init."""
     if not _signal_group(pgid, signal.SIGTERM):
         if popen is not None:
             popen.poll()
@@ -64,6 +69,11 @@ def end_group(pgid: int, popen: subprocess.Popen[bytes] | None = None, grace: fl
         if not group_alive(pgid):
             return
         time.sleep(0.01)
+    for pid in descendants(pgid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     _signal_group(pgid, signal.SIGKILL)
     if popen is not None:
         try:

@@ -335,7 +335,8 @@ def cancel(
 ) -> int:
     """End a run's live attempt, wherever it runs.
 
-    It ends cancelled, as after Ctrl-C, and a continue goes on; a queued attempt never starts.
+    It ends cancelled, as after Ctrl-C, and a continue goes on; a queued attempt never starts. Of
+    an interrupted run, it ends the agents a crash left running, with all they started.
     """
     from .cancel_command import cancel_command
 

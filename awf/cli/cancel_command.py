@@ -3,7 +3,8 @@
 The attempt ends cancelled, as after Ctrl-C: its open stage is recorded failed and a continue
 redoes it. An attempt on this machine gets SIGTERM; one on another node is asked through a
 `cancel` line in run.jsonl, which the task that placed it passes on as SIGTERM. An attempt still
-queued on a scheduler is withdrawn and never starts.
+queued on a scheduler is withdrawn and never starts. A run whose crashed attempt left agents
+running has no attempt to end: those agents are ended, with every process they started.
 """
 
 from __future__ import annotations
@@ -12,12 +13,16 @@ import os
 import signal
 import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..record import entries, folder
 from ..record.liveness import this_boot
 from . import output
 from .errors import CommandError, ExitCode
 from .run_target import Where, find_run
+
+if TYPE_CHECKING:
+    from ..agents.leftovers import LeftRunning
 
 
 def cancel_command(*, target: str, cwd: Path | None, run_root: Path | None) -> int:
@@ -32,6 +37,11 @@ def cancel_command(*, target: str, cwd: Path | None, run_root: Path | None) -> i
         return int(ExitCode.READ_OK)
     last = history.last
     if last is None or not last.is_live():
+        from ..agents.leftovers import left_by_crashes
+
+        left = left_by_crashes(paths.log) if last is not None else []
+        if left:
+            return _end_left_running(paths.name, left)
         raise CommandError(
             f"run {paths.name} has no attempt running (it is {history.status}); there is nothing to cancel",
             ExitCode.NO_SUCH_RUN,
@@ -52,5 +62,27 @@ def cancel_command(*, target: str, cwd: Path | None, run_root: Path | None) -> i
     else:
         output.error_line(
             f"asked attempt {last.number} of {paths.name} (pid {last.pid} on {host}) to end; it ends cancelled"
+        )
+    return int(ExitCode.READ_OK)
+
+
+def _end_left_running(run: str, left: list[LeftRunning]) -> int:
+    """End the agents a crash left running (each under its reaper, which takes every process it
+    started with it), and wait until they are gone."""
+    stuck = []
+    for one in left:
+        if one.end():
+            output.error_line(
+                f"ended agent {one.agent} of attempt {one.attempt} (pid {one.pid}), which a crash left running, "
+                "and every process it started"
+            )
+        else:
+            stuck.append(f"agent {one.agent} of attempt {one.attempt} (pid {one.pid})")
+    if stuck:
+        raise CommandError(
+            f"run {run}: {', '.join(stuck)} did not end after SIGKILL; see what holds it with ps -o pid,stat,args "
+            f"-g {left[0].pid} (a stat of D waits on the kernel, often a stuck mount)",
+            ExitCode.FAILED,
+            kind="not-ended",
         )
     return int(ExitCode.READ_OK)

@@ -96,7 +96,10 @@ def leftovers_refusal(paths: RunPaths, left: list[Any]) -> str:
         lines.append(
             f"  agent {one.agent} of attempt {one.attempt}{where} (pid {one.pid}): end it with {one.end_command}"
         )
-    lines.append("go on with --end-leftovers to end them first, or --ignore-leftovers to run beside them")
+    lines.append(
+        "go on with --end-leftovers to end them first, or --ignore-leftovers to run beside them; "
+        f"awf cancel {paths.name} ends them and starts nothing"
+    )
     return "\n".join(lines)
 
 

@@ -158,7 +158,11 @@ def detail(run: RunDetail, now: float | None = None, left: list[str] | None = No
         ]
         lines += _indent(columns(["attempt", "stage", "agent", "turns", "cost", ""], cost_rows))
     if left:
-        lines += ["", "left running (a continue is refused until they end, or given --end-leftovers)"]
+        lines += [
+            "",
+            f"left running (a continue is refused until they end, or given --end-leftovers; "
+            f"awf cancel {run.paths.name} ends them)",
+        ]
         lines += [f"  {line}" for line in left]
     lines += ["", "stages"]
     if run.stages:

@@ -44,7 +44,7 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
     if data_is_dict:
         data__missing_keys = set(['attempt', 'agent', 'pid']) - data.keys()
         if data__missing_keys:
-            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'description': "A process an agent's harness started, leader of its own process group.", 'required': ['attempt', 'agent', 'pid'], 'properties': {'agent': {'type': 'string'}, 'pid': {'type': 'integer'}, 'process_start': {'type': ['string', 'null']}, 'command': {'type': 'array', 'items': {'type': 'string'}}, 'turn': {'type': ['integer', 'null']}, 'stage': {'type': 'string'}}}, rule='required')
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'description': "A process an agent's harness started, leader of its own process group: with no sandbox, the reaper its program runs under, and `command` starts with the reaper.", 'required': ['attempt', 'agent', 'pid'], 'properties': {'agent': {'type': 'string'}, 'pid': {'type': 'integer'}, 'process_start': {'type': ['string', 'null']}, 'command': {'type': 'array', 'items': {'type': 'string'}}, 'turn': {'type': ['integer', 'null']}, 'stage': {'type': 'string'}}}, rule='required')
         data_keys = set(data.keys())
         if "agent" in data_keys:
             data_keys.remove("agent")
