@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..record.files import write_atomic
+from ..record.files import file_size, open_read, read_bytes, write_atomic
 from . import usage_gemini
 from .harness import Capabilities, Message, PaneProgram, Session, Stopped
 from .headless import Ran, copy_private, run_delivery
@@ -380,7 +380,7 @@ def _stderr_said(ran: Ran) -> str:
     """Gemini CLI's own message on stderr: its lines that are not a stack trace, a usage text or a
     warning about the terminal."""
     try:
-        text = ran.stderr.read_text(encoding="utf-8", errors="replace")
+        text = read_bytes(ran.stderr).decode("utf-8", errors="replace")
     except OSError:
         return ""
     kept = []
@@ -437,7 +437,7 @@ class _Retries:
                 self.since = None  # the model answered: whatever comes now is progress
             return None
         try:
-            with self.stderr.open("rb") as handle:
+            with open_read(self.stderr) as handle:
                 handle.seek(self.offset)
                 data = handle.read()
         except OSError:
@@ -482,7 +482,7 @@ class _Finished:
                 return None
             # Gemini CLI writes a reply before the tool calls it makes, then again with them once they
             # ran: a reply with none is the end only once the file has stayed the same a while.
-            size = self.file.stat().st_size
+            size = file_size(self.file)
             if self.quiet is None or self.quiet[0] != size:
                 self.quiet = (size, time.monotonic())
                 return None
@@ -511,7 +511,7 @@ def _replied(file: Path, offset: int) -> bool:
     to a message written after `offset` (not the end of the reply to an earlier one)."""
     last: dict[str, Any] | None = None
     asked = False
-    with file.open("rb") as handle:
+    with open_read(file) as handle:
         handle.seek(offset)
         data = handle.read()
     for raw in data.splitlines(keepends=True):

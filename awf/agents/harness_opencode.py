@@ -40,6 +40,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ..record.files import open_read, read_bytes
 from . import usage_opencode
 from .harness import Capabilities, Message, PaneProgram, Session, Stopped
 from .headless import Ran, copy_private, run_delivery
@@ -445,7 +446,7 @@ def _error_reason(event: dict[str, Any], ran: Ran, session: Session) -> str:
 
 def _stderr(ran: Ran) -> str:
     try:
-        return ran.stderr.read_text(encoding="utf-8", errors="replace")
+        return read_bytes(ran.stderr).decode("utf-8", errors="replace")
     except OSError:
         return ""
 
@@ -483,7 +484,7 @@ class _Retries:
                 self.progress()
             return None
         try:
-            with self.log.open("rb") as handle:
+            with open_read(self.log) as handle:
                 handle.seek(self.offset)
                 data = handle.read()
         except OSError:
@@ -525,7 +526,7 @@ class _Ready:
         if "ctrl+p" not in screen:
             return False
         try:
-            with self.log.open("rb") as handle:
+            with open_read(self.log) as handle:
                 handle.seek(self.offset)
                 return BOOTED in handle.read()
         except OSError:

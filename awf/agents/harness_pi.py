@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ..record.files import is_file, read_bytes
 from . import usage_pi
 from .harness import Capabilities, Message, PaneProgram, Session, Stopped
 from .headless import Ran, copy_private, run_delivery
@@ -270,7 +271,7 @@ class PiHarness(AgentCli):
         named = session.data.get(_FILE)
         if named:
             path = Path(named)
-            return path if path.exists() else None  # pi writes it with the model's first reply
+            return path if is_file(path) else None  # pi writes it with the model's first reply
         return usage_pi.find_session(program_env(session, env), session.cwd, session.id) if session.id else None
 
     def session_usage(self, path: Path, start: int, end: int | None) -> dict[str, Any]:
@@ -281,7 +282,7 @@ class PiHarness(AgentCli):
         program started again after it exited opens the same session file."""
         program = self.find(env)[0] or "pi"
         options = self._options(session, env)
-        session.data[_RESUMED] = self._file(session, env).exists()
+        session.data[_RESUMED] = is_file(self._file(session, env))
         return PaneProgram([program, *options], ready=_takes_input)
 
     def pane_text(self, session: Session, message: Message, fresh: bool) -> str:
@@ -412,7 +413,7 @@ def _retries(env: Mapping[str, str], cwd: Path) -> tuple[int, float]:
     retry: dict[str, Any] = {}
     for path in (usage_pi.agent_dir(env) / "settings.json", cwd / ".pi" / "settings.json"):
         try:
-            given = json.loads(path.read_text(encoding="utf-8")).get("retry")
+            given = json.loads(read_bytes(path).decode("utf-8")).get("retry")  # a file agents may write
         except (OSError, ValueError, AttributeError):
             continue
         if isinstance(given, dict):

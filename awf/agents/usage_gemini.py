@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..record.files import open_read
 from .usage import SessionUsage, whole
 
 PROVIDER = "google"
@@ -32,7 +33,7 @@ def session_file(env: Mapping[str, str], session_id: str) -> Path | None:
     """The file of session `session_id`, or None while Gemini CLI has not written it."""
     for path in sorted(home(env).glob(f"tmp/*/chats/session-*-{session_id[:8]}.jsonl")):
         try:
-            with path.open("rb") as handle:
+            with open_read(path) as handle:
                 first = json.loads(handle.readline())
         except (OSError, ValueError):
             continue
@@ -75,7 +76,7 @@ def read_usage(path: Path, start: int = 0, end: int | None = None) -> SessionUsa
 def _lines_with_sizes(path: Path, end: int | None) -> Iterator[tuple[dict[str, Any], int]]:
     """Every whole line up to `end`, with its length in bytes: a reply counted before `start` is
     not counted again when it is written again after."""
-    with open(path, "rb") as handle:
+    with open_read(path) as handle:
         data = handle.read() if end is None else handle.read(end)
     for raw in data.splitlines(keepends=True):
         if not raw.endswith(b"\n"):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..record.files import is_file
 from .usage import whole
 
 
@@ -118,9 +119,10 @@ def session_started(db: Path, cwd: Path, since: int) -> str | None:
 
 def _query(db: Path, sql: str, arguments: tuple[Any, ...]) -> list[Any]:
     """The rows of a read-only query; none while the database is not there."""
-    if not db.is_file():
+    # Checked without following a link, then opened by the same path: SQLite follows links itself.
+    if not is_file(db):
         return []
-    connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+    connection = sqlite3.connect(f"{db.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
     try:
         return connection.execute(sql, arguments).fetchall()
     finally:

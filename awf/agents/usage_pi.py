@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..record.files import open_read
 from .usage import SessionUsage, read_lines, whole
 
 
@@ -41,7 +42,7 @@ def sessions_dir(env: Mapping[str, str], cwd: Path) -> Path:
 def session_id(path: Path) -> str | None:
     """The id in the file's header, or None while pi has not written it."""
     try:
-        with path.open("rb") as handle:
+        with open_read(path) as handle:
             first = json.loads(handle.readline())
     except (OSError, ValueError):
         return None
