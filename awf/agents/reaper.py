@@ -56,8 +56,13 @@ def command_under_reaper(command: Sequence[str], env: Mapping[str, str]) -> list
     """`command`, to be started with `env`, as it runs under the reaper."""
     if not sys.executable:
         return list(command)  # an embedded Python with no interpreter to start: as it is
-    keep = ["--set", f"{COERCED}={env[COERCED]}"] if COERCED in env else ["--unset", COERCED]
-    return [sys.executable, "-I", "-S", os.path.abspath(__file__), *keep, "--", *command]
+    return [sys.executable, "-I", "-S", os.path.abspath(__file__), *environment_kept(env), "--", *command]
+
+
+def environment_kept(env: Mapping[str, str]) -> list[str]:
+    """The options that give a program started by one of awf's small Python helpers (this reaper,
+    a sandbox's first process) the environment awf gave, and not the one Python's start-up made."""
+    return ["--set", f"{COERCED}={env[COERCED]}"] if COERCED in env else ["--unset", COERCED]
 
 
 def descendants(pid: int) -> list[int]:

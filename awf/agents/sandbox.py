@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 
 from ..record.files import ensure_dir
 from . import seccomp
+from .reaper import environment_kept
 from .sandbox_limits import MIB, Watch, init_options
 from .sandbox_mounts import Layout, plan
 from .sandbox_net import Gateway, Route
@@ -188,6 +189,7 @@ class AgentSandbox:
             )
         )
         init = [sys.executable, "-I", "-S", str(Path(__file__).with_name("sandbox_init.py")), *init_options(limits)]
+        init += environment_kept(inside_env)
         for address in self._listen:
             init += ["--listen", address]
         spec = {

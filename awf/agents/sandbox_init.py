@@ -1,6 +1,7 @@
 """Inside a sandbox, its first process: the kernel's limits, the way out, then the agent's program.
 
-    python -I -S sandbox_init.py [--nproc N] [--nofile N] [--channel FD --listen ADDRESS=TAG ...] -- COMMAND ...
+    python -I -S sandbox_init.py [--nproc N] [--nofile N] [--set NAME=VALUE | --unset NAME]
+                                 [--channel FD --listen ADDRESS=TAG ...] -- COMMAND ...
 
 A sandbox has a network of its own with nothing but loopback on it. Each `ADDRESS=TAG` listens on
 ADDRESS inside; each connection to it is handed, as a descriptor, over the channel (a unix socket
@@ -14,6 +15,7 @@ a sandboxed agent, from awf's own install.
 
 from __future__ import annotations
 
+import os
 import resource
 import signal
 import socket
@@ -72,6 +74,11 @@ def main(argv: list[str]) -> int:
         elif word == "--channel":
             channel = socket.socket(fileno=int(value))
             channel.set_inheritable(False)
+        elif word == "--set":  # the environment awf gave: Python's start-up sets LC_CTYPE in a C locale
+            name, _, given = value.partition("=")
+            os.environ[name] = given
+        elif word == "--unset":
+            os.environ.pop(value, None)
         elif word == "--listen":
             where, _, route = value.rpartition("=")
             listens.append((where, int(route)))

@@ -25,6 +25,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ..record.liveness import process_start
+from .reaper import descendants
 
 WATCH_EVERY = 0.5
 MIB = 2**20
@@ -172,7 +173,7 @@ class Watch:
     def _inside(self) -> Iterator[int]:
         """The processes in the sandbox: below a program it started, in a pid namespace not awf's."""
         for root, _ in self._alive():
-            for pid in _descendants(root):
+            for pid in descendants(root):
                 if _pidns(pid) != self._own_pidns:
                     yield pid
 
@@ -182,33 +183,6 @@ def _tasks(pid: int) -> int:
         return len(os.listdir(f"/proc/{pid}/task"))
     except OSError:
         return 0
-
-
-def _children(pid: int) -> list[int]:
-    found: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
-                found += [int(word) for word in handle.read().split()]
-        except (OSError, ValueError):
-            continue
-    return found
-
-
-def _descendants(root: int) -> Iterator[int]:
-    pending = _children(root)
-    seen = {root}
-    while pending:
-        pid = pending.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        yield pid
-        pending += _children(pid)
 
 
 def _pidns(pid: int) -> str | None:
