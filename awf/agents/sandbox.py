@@ -124,7 +124,7 @@ class AgentSandbox:
         self.cwd = cwd
         self.agent_dir = agent_dir
         self.records = records  # the runs' folder: hidden, but for the agent's own
-        self.writers = tuple(dict.fromkeys([*writers, *profile.write]))  # what any agent of the run may write
+        self.writers: tuple[str, ...] = tuple(dict.fromkeys([*writers, *profile.write]))  # what any agent may write
         self.protected = protected  # files that run outside: read-only inside
         self.home: Path = agent_dir / "home"
         self.tmp: Path = agent_dir / "tmp"
