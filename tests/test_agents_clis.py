@@ -82,6 +82,8 @@ import os
 
 import awf
 
+pytestmark = pytest.mark.harnesses  # real CLIs: CI's harness step
+
 RUNTIMES = json.loads(os.environ["RUNTIMES"])  # the runtime of each stage's agent
 
 PLAN = {"type": "object", "required": ["branch", "steps"], "additionalProperties": False,

@@ -32,6 +32,8 @@ from fakemodel.clis import (
     write_gemini_settings,
 )
 
+pytestmark = pytest.mark.harnesses  # real CLIs: CI's harness step
+
 
 @dataclass
 class Ran:

@@ -14,7 +14,7 @@ from fakemodel import FakeModel, Text
 from fakemodel.clis import CLAUDE
 from panes_support import PaneProject, needs_tmux, pane_project
 
-pytestmark = needs_tmux
+pytestmark = [needs_tmux, pytest.mark.harnesses]  # real CLIs: CI's harness step
 
 IN_PANE = {"harness": "claude", "placement": "pane", "idle": 20}
 

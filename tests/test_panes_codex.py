@@ -18,7 +18,7 @@ from panes_support import PaneProject, needs_tmux, pane_project, wait_until
 from awf.agents.harness import Session
 from awf.agents.harness_codex import _InputBox
 
-pytestmark = needs_tmux
+pytestmark = [needs_tmux, pytest.mark.harnesses]  # real CLIs: CI's harness step
 
 IN_PANE = {"harness": "codex", "placement": "pane", "idle": 20}
 

@@ -143,6 +143,7 @@ def cli_runtime(world: World, harness: str) -> dict[str, Any]:
     return {"harness": "codex"}
 
 
+@pytest.mark.harnesses  # a real CLI: CI's harness step
 @pytest.mark.parametrize("harness", ["claude", "codex"])
 @pytest.mark.parametrize("profile", ["workspace", "read-only"])
 def test_a_sandboxed_cli_writes_only_where_its_profile_allows_and_reaches_only_its_model(
@@ -166,6 +167,7 @@ def test_a_sandboxed_cli_writes_only_where_its_profile_allows_and_reaches_only_i
     assert run_line["sandbox"]["profile"] == profile
 
 
+@pytest.mark.harnesses  # a real CLI: CI's harness step
 def test_a_sandboxed_cli_gets_a_fresh_home_with_only_its_credential(world: World) -> None:
     runtime = cli_runtime(world, "codex")
     codex_home = world.home / ".codex"
@@ -390,6 +392,7 @@ def test_hosts_beyond_the_model_go_through_a_proxy_that_lets_through_only_what_t
     assert said == {"listed": "HTTP/1.1 200 Connection Established", "unlisted": "HTTP/1.1 403 Forbidden"}
 
 
+@pytest.mark.harnesses  # a real CLI: CI's harness step
 def test_a_sandboxed_claude_gets_a_fresh_config_with_only_its_login_and_no_web_tools(world: World) -> None:
     runtime = cli_runtime(world, "claude")
     own = world.home / ".claude"
