@@ -15,6 +15,8 @@ from conftest import Project
 from fakemodel import FakeModel, Text
 from fakemodel.clis import CLAUDE, CODEX, SETUPS
 
+pytestmark = pytest.mark.harnesses  # real CLIs: CI's harness step
+
 
 def test_a_model_without_a_price_has_a_null_cost_and_says_why(project: Project, model: FakeModel) -> None:
     codex = CliProject(project, CODEX, model.url)
@@ -81,8 +83,6 @@ import json
 import os
 
 import awf
-
-pytestmark = pytest.mark.harnesses  # real CLIs: CI's harness step
 
 RUNTIMES = json.loads(os.environ["RUNTIMES"])  # the runtime of each stage's agent
 

@@ -48,6 +48,8 @@ def test_a_real_cli_test_skips_saying_how_to_install_the_cli(tmp_path: Path):
             "-p",
             "no:cacheprovider",
             str(clis),
+            "-m",
+            "harnesses",
             "-k",
             "reaches_no_host and claude",
         ],
