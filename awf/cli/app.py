@@ -148,6 +148,18 @@ def run(
         Path | None,
         typer.Option("--run-root", metavar="DIR", help="Keep runs here instead of .awf/runs under the cwd."),
     ] = None,
+    worktree: Annotated[
+        bool,
+        typer.Option("--worktree", help="Work in a git worktree and on a branch of the run's own (docs/worktrees.md)."),
+    ] = False,
+    base: Annotated[
+        str | None,
+        typer.Option("--base", metavar="REF", help="With --worktree: the commit its branch starts from (else HEAD)."),
+    ] = None,
+    share_folder: Annotated[
+        bool,
+        typer.Option("--share-folder", help="Work beside other runs' attempts in one folder (agents that only read)."),
+    ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the out.json record, whatever the ending.")] = False,
     no_color: Annotated[
         bool, typer.Option("--no-color", help="No colors in the progress view (as NO_COLOR does).")
@@ -196,6 +208,9 @@ def run(
         cwd=cwd,
         sandbox=sandbox,
         run_root=run_root,
+        worktree=worktree,
+        base=base,
+        share_folder=share_folder,
         json_out=json_out,
         argv=_passthrough,
         preview=preview,

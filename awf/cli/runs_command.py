@@ -94,6 +94,11 @@ def _one(paths: RunPaths, where: Where, json_out: bool) -> int:
         raise TargetError(
             f"there is no run {paths.name}: its log is gone from {paths.dir}", ExitCode.NO_SUCH_RUN
         ) from None
+    worktree = run.history.run.get("worktree")
+    if isinstance(worktree, dict) and Path(str(worktree.get("path"))).is_dir():
+        from ..engine.worktree import changed
+
+        run.worktree_changes = changed(Path(str(worktree["path"])))
     from ..agents.leftovers import left_by_crashes, left_lines
 
     left = left_by_crashes(paths.log)

@@ -17,9 +17,10 @@ from typing import Any
 from ..record import entries, folder
 from ..record.clock import iso
 from ..record.errors import RecordWriteError
+from ..record.folder_lock import FolderLock
 from ..record.layout import root_problem, run_root_for
 from ..record.liveness import process_start
-from . import attempt_agents, attempt_outcome, budget
+from . import attempt_agents, attempt_folder, attempt_outcome, budget
 from . import from_stage as from_stage_rules
 from .claim import Claimed, Identity, claim_continue, create, new_identity, working_folder
 from .context import AttemptState, Context
@@ -63,6 +64,7 @@ class _Attempt:
         self.observer = observer
         self.claimed: Claimed | None = None
         self.ending: AttemptEnd | Preview | None = None
+        self.folder_lock: FolderLock | None = None
 
     def run(self) -> AttemptEnd | Preview:
         request, workflow, observer = self.request, self.workflow, self.observer
@@ -92,13 +94,24 @@ class _Attempt:
                 f"--from-stage {request.from_stage}: this run has no record of that stage, and the look-ahead "
                 f"cannot see whether the workflow reaches it ({look.ended}); the attempt stops if it never does"
             )
-        self.claimed = claimed = pending if isinstance(pending, Claimed) else create(pending)
+
+        def take_folder() -> None:
+            if not run.share_folder:
+                self.folder_lock = attempt_folder.take(run)
+
+        if isinstance(pending, Claimed):
+            take_folder()
+            self.claimed = claimed = pending
+        else:  # once the id is found free: two new runs on one id are refused as that, not as one folder
+            self.claimed = claimed = create(pending, before=take_folder)
         self.ending = _run_claimed(request, workflow, claimed, observer, start)
         return self.ending
 
     def give_back(self) -> None:
         """The claim released, whatever happened; a pid file removed when no attempt ran; and a run
         with events woken if an event came while this attempt held it."""
+        if self.folder_lock is not None:
+            self.folder_lock.release()
         claimed = self.claimed
         if claimed is None:
             return
@@ -118,6 +131,9 @@ def _run_claimed(
     run = claimed.run
     started = time.time()
     deadline = started + request.timeout if request.timeout else None
+    if run.worktree is not None:
+        # Before the attempt-start line: an attempt recorded as started found or made the worktree.
+        start.preset = attempt_folder.ensure_worktree(request, run, observer) or start.preset
     max_cost = _begin(request, workflow, claimed, observer, start, deadline)
     observer.attempt_started(workflow.name, run.paths.id, run.attempt, run.paths.dir)
     state = _state(workflow, claimed, observer, start)
@@ -144,6 +160,8 @@ def _run_claimed(
         os.chdir(previous_cwd)
     if ending.outcome == attempt_outcome.COMPLETED and state.agents is not None:
         attempt_agents.settle_unrecorded(run.paths, run.attempt, observer, own=True)
+    if run.worktree is not None:
+        ending.worktree = {"path": str(run.worktree.path), "branch": run.worktree.branch, "base": run.worktree.base}
     write_ending(request, workflow, state, ending, started, run.cwd)
     folder.remove_pid(run.paths)
     if result is not None and result.interruptions is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +25,7 @@ from .loader import load_workflow
 from .request import RunRequest
 from .values_file import read_values
 from .workflow import Workflow
+from .worktree import Worktree
 
 
 @dataclass
@@ -36,6 +38,8 @@ class Run:
     attempt: int  # the number of the attempt to be made
     history: folder.History | None  # the run's history as the claim read it; None for a new run
     sandbox: Any = None  # the run's sandbox profile, or None
+    worktree: Worktree | None = None  # the run's own git worktree, which `cwd` is in
+    share_folder: bool = False  # its attempts work beside other runs' in one folder
 
 
 @dataclass
@@ -81,7 +85,9 @@ def prepare_elsewhere(request: RunRequest) -> tuple[RunPaths, Path]:
     else:
         claimed = create(new_identity(request, workflow, root, cwd))
     claimed.claim.release()
-    return claimed.paths, claimed.run.cwd
+    worktree = claimed.run.worktree
+    # A new run's worktree is made by its first attempt: the process starts where it was started.
+    return claimed.paths, worktree.repository if worktree is not None else claimed.run.cwd
 
 
 def working_folder(request: RunRequest) -> Path:
@@ -132,6 +138,14 @@ def new_identity(request: RunRequest, workflow: Workflow[Any], root: Path, cwd: 
     if problem:
         raise Refusal(problem)
     paths = RunPaths(root, workflow.name, run_id)
+    worktree = None
+    if request.worktree or workflow.worktree:
+        from . import worktree as worktrees
+
+        worktree, cwd = worktrees.planned(cwd, workflow.name, run_id, request.base)
+    elif request.base is not None:
+        raise Refusal("--base goes only with --worktree: it names the commit the run's branch is made from")
+    share_folder = request.share_folder or workflow.shares_folder
     sandbox = attempt_sandbox.requested(request.sandbox, cwd)
     run_fields: entries.RunFields = {
         "workflow": workflow.name,
@@ -142,26 +156,32 @@ def new_identity(request: RunRequest, workflow: Workflow[Any], root: Path, cwd: 
         "file": str(Path(request.target).absolute()),
         "workflow_version": workflow.version,
     }
+    if worktree is not None:
+        run_fields["worktree"] = worktree.as_record()
+    if share_folder:
+        run_fields["share_folder"] = True
     if workflow.events:
         from . import attempt_events
 
         run_fields["events"] = attempt_events.declared(workflow)
     if request.args is not None:
         run_fields["args"] = dict(request.args)  # given whole by a caller in Python; prepare was not called
+    run = Run(paths, args, cwd, 1, None, sandbox, worktree, share_folder)
     if request.preview:
-        return Identity(Run(paths, args, cwd, 1, None, sandbox), run_fields)
+        return Identity(run, run_fields)
     try:
         # Early, before any look-ahead; again, race-free, as the folder is made.
         folder.refuse_if_taken(paths, locked=False)
     except folder.Refused as refused:
         raise Refusal(str(refused)) from None
-    return Identity(Run(paths, args, cwd, 1, None, sandbox), run_fields)
+    return Identity(run, run_fields)
 
 
-def create(identity: Identity) -> Claimed:
-    """The new run made (its folder and its run line) and its first attempt claimed."""
+def create(identity: Identity, before: Callable[[], None] | None = None) -> Claimed:
+    """The new run made (its folder and its run line) and its first attempt claimed; `before`
+    runs once its id is found free, before anything is made."""
     try:
-        claim = folder.create_run(identity.run.paths, identity.run_fields)
+        claim = folder.create_run(identity.run.paths, identity.run_fields, before)
     except folder.Refused as refused:
         raise Refusal(str(refused)) from None
     except RecordWriteError as error:
@@ -226,6 +246,7 @@ def _continued_run(request: RunRequest, workflow: Workflow[Any], paths: RunPaths
         )
     if request.cwd is not None and cwd != recorded_cwd:
         raise Refusal(f"run {paths.name} works in {recorded_cwd}, not {cwd}: a continue keeps the run's --cwd")
+    worktree = _kept_worktree(request, history.run, paths.name, recorded_cwd)
     first = history.attempts[0].start if history.attempts else None
     sandbox = attempt_sandbox.kept(request.sandbox, history.run.get("sandbox"), recorded_cwd, paths.name, first)
     try:
@@ -238,12 +259,31 @@ def _continued_run(request: RunRequest, workflow: Workflow[Any], paths: RunPaths
     last = history.last
     if last is not None and last.status == attempt_outcome.COMPLETED and request.from_stage is None:
         raise Refusal(_completed_text(paths, request))
-    if not recorded_cwd.is_dir():
+    if worktree is None and not recorded_cwd.is_dir():  # a worktree is made again as the attempt starts
         raise Refusal(f"run {paths.name} works in {recorded_cwd}, which is no longer a folder")
     if "events" in history.run:
         read_events(paths)  # an inbox that cannot be read is found now, before anything is recorded
     number = (last.number if last else 0) + 1
-    return Run(paths, args, recorded_cwd, number, history, sandbox)
+    share_folder = bool(history.run.get("share_folder")) or request.share_folder or workflow.shares_folder
+    return Run(paths, args, recorded_cwd, number, history, sandbox, worktree, share_folder)
+
+
+def _kept_worktree(request: RunRequest, run_line: dict[str, Any], name: str, cwd: Path) -> Worktree | None:
+    """The run's worktree, which a continue keeps: --worktree again is allowed, another --base refused."""
+    recorded = run_line.get("worktree")
+    if recorded is None:
+        if request.worktree or request.base is not None:
+            flag = "--worktree" if request.worktree else "--base"
+            raise Refusal(
+                f"run {name} works in {cwd}, not in a worktree of its own: {flag} is for a new run; "
+                f"drop it to continue, or start a new run with --worktree"
+            )
+        return None
+    from . import worktree as worktrees
+
+    worktree = Worktree.from_record(recorded)
+    worktrees.kept(worktree, request.base, name)
+    return worktree
 
 
 def _no_such_run(paths: RunPaths) -> str:

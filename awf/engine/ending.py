@@ -47,6 +47,7 @@ class AttemptEnd:
     needs: dict[str, Any] | None = None  # for a start part-way: each stage's result schema
     waits: list[dict[str, Any]] | None = None  # what a parked attempt waits for
     write_error: RecordWriteError | None = None  # a file of the record that could not be written
+    worktree: file_kinds.OutWorktree | None = None  # the run's own worktree: where to look at its work
 
 
 def decide(
@@ -242,6 +243,8 @@ def _out(workflow: Workflow[Any], state: AttemptState, ending: AttemptEnd, start
         out["needs"] = ending.needs
     if ending.waits is not None:
         out["waits"] = ending.waits
+    if ending.worktree is not None:
+        out["worktree"] = ending.worktree
     return out
 
 

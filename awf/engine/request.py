@@ -28,6 +28,9 @@ class RunRequest:
     sandbox: str | None = None  # --sandbox as given: a profile's name or a JSON file
     max_cost: float | None = None  # --max-cost, in US dollars
     max_cost_text: str | None = None
+    worktree: bool = False  # --worktree: a git worktree and a branch of the run's own
+    base: str | None = None  # --base: the commit the worktree's branch is made from
+    share_folder: bool = False  # --share-folder: work beside other runs' attempts in one folder
     # For callers in Python (awf.testing): the workflow itself, and its args without prepare.
     workflow: Any = None
     args: dict[str, Any] | None = None

@@ -142,7 +142,9 @@ def _look_ahead(workflow: Workflow[Any], run: Run, start: Start, preview: bool) 
 
         attempt_events.attach(state, workflow, run.history)
     context = Context(state, run_id=run.paths.id, workflow=workflow.name, cwd=run.cwd)
-    return look_ahead(workflow, context, run.args, run.cwd)
+    # A new run's worktree is made as its attempt starts: until then its code looks ahead where it was started.
+    where = run.worktree.repository if run.worktree is not None and not run.cwd.is_dir() else run.cwd
+    return look_ahead(workflow, context, run.args, where)
 
 
 def _check_look_ahead(request: RunRequest, paths: RunPaths, look: LookAhead, start: Start) -> AttemptEnd | None:

@@ -40,6 +40,7 @@ from .on_ray import Placement
 from .self_command import awf_command
 
 FIRST_BACKOFF = 1.0  # seconds; doubles with each interrupted attempt after the first
+FOLDER_LOOK_EVERY = 2.0  # seconds between looks at a ready run whose folder another run works in
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,12 @@ def _if_file_exists(paths: RunPaths, history: folder.History, ready: Look) -> Lo
     target = _target(history)
     if not split_target(target)[0].exists():
         return Look("moved", why=f"its workflow file {target} is gone; awf run NEWFILE --id {paths.id} --continue")
+    from .attempt_folder import busy
+
+    in_use = busy(history.run, paths.root)
+    if in_use is not None:
+        # Not a crash, and not for good: looked at again until the folder is free.
+        return Look("busy", again=time.time() + FOLDER_LOOK_EVERY, why=f"its folder is in use: {in_use}")
     return ready
 
 
@@ -239,7 +246,8 @@ def _spawn_continue(paths: RunPaths, history: folder.History, placement: Placeme
         os.write(log, f"\n--- {' '.join(command)}\n".encode())
         process = subprocess.Popen(
             command,
-            cwd=history.run["cwd"],
+            # A worktree someone removed is made again by the attempt: it starts in the repository.
+            cwd=(history.run.get("worktree") or {}).get("repository") or history.run["cwd"],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,

@@ -32,6 +32,8 @@ class Workflow(Generic[V]):
     present: Callable[[Any], object] | None = None  # given the value run returned
     events: Mapping[str, Any] | None = None
     report: Callable[[Any, Any], str | None] | None = None  # (value, ending) -> report.md's markdown
+    worktree: bool = False  # each run in a git worktree and on a branch of its own
+    shares_folder: bool = False  # its runs work beside other runs in one folder (agents that only read)
     source_file: Path | None = field(default=None, compare=False)
 
     @property
@@ -95,12 +97,18 @@ def workflow(  # noqa: PLR0913 — the author API: each keyword is a setting of 
     present: Callable[[Any], object] | None = None,
     events: Mapping[str, Any] | None = None,
     report: Callable[[Any, Any], str | None] | None = None,
+    worktree: bool = False,
+    shares_folder: bool = False,
 ) -> Callable[[Callable[..., Coroutine[Any, Any, V]]], Workflow[V]]:
     """Declare a workflow on `async def run(wf, **args)`.
 
     >>> @workflow(name="hello", description="Say hello.")
     ... async def hello(wf):
     ...     return await wf.stage("greet", lambda: _greeting(), result={"type": "string"})
+
+    `worktree=True` gives each run a git worktree and a branch of its own, as `awf run --worktree`
+    does; `shares_folder=True` lets its runs work beside other runs in one folder, for workflows
+    whose agents only read.
     """
     problem = id_problem(name, "workflow name")
     if problem:
@@ -131,6 +139,8 @@ def workflow(  # noqa: PLR0913 — the author API: each keyword is a setting of 
             present=present,
             events=events,
             report=report,
+            worktree=worktree,
+            shares_folder=shares_folder,
             source_file=Path(source).resolve() if source else None,
         )
 

@@ -36,6 +36,8 @@ class RunDetail:
     queued: int | None = None  # a run with events: the events in its inbox no wait has taken
     # A run with events after a redo: the current records that will run again, and why.
     stale: dict[str, str] = field(default_factory=dict)
+    # A run with a worktree: whether it holds changes not committed (None: not looked, or unreadable).
+    worktree_changes: bool | None = None
 
     @property
     def status(self) -> str:
@@ -69,6 +71,7 @@ class RunDetail:
             "cwd": run.get("cwd"),
             "file": run.get("file"),
             "sandbox": run.get("sandbox"),
+            "worktree": self._worktree(),
             "started": run.get("at"),
             "moved": iso(self.moved),
             "cost": self.cost,
@@ -86,6 +89,13 @@ class RunDetail:
             "queued": self.queued,
             "crash_looping": self.crash_looping,
         }
+
+    def _worktree(self) -> dict[str, Any] | None:
+        recorded = self.history.run.get("worktree")
+        if not isinstance(recorded, dict):
+            return None
+        shown = {key: recorded.get(key) for key in ("path", "branch", "base", "base_ref")}
+        return {**shown, "exists": Path(str(recorded.get("path"))).is_dir(), "changes": self.worktree_changes}
 
     def stage_json(self, name: str) -> dict[str, Any]:
         item = stage_json(name, self.stages[name])

@@ -27,11 +27,23 @@ class _Head(TypedDict):
 # --- the run and its attempts ---------------------------------------------------------------
 
 
+class WorktreeFields(TypedDict):
+    """Where a run started with --worktree works: its git worktree, on which branch, from which commit."""
+
+    repository: str  # the checkout the run was started in, which keeps the worktree's git data
+    path: str  # the worktree's top folder
+    branch: str
+    base: str  # the commit the branch was made from
+    base_ref: str  # --base as given ("HEAD" when not)
+
+
 class RunFields(TypedDict):
     workflow: str
     id: str
     argv: list[str]  # the words after `--`, which prepare made the run's args of
     cwd: str  # the folder the run works in; a continue keeps it
+    worktree: NotRequired[WorktreeFields]  # the run's own git worktree, with --worktree
+    share_folder: NotRequired[bool]  # its attempts may work beside other runs' in one folder
     sandbox: NotRequired[dict[str, Any] | None]  # the --sandbox profile (schemas/sandbox.schema.json)
     file: NotRequired[str]  # the workflow's file
     workflow_version: NotRequired[str | None]

@@ -46,6 +46,12 @@ def stage_record(**fields: Unpack[StageRecordFields]) -> StageRecord:
     return {"version": FORMAT_VERSION, **fields}
 
 
+class OutWorktree(TypedDict):
+    path: str
+    branch: str
+    base: str  # the commit the branch was made from
+
+
 class OutFields(TypedDict):
     workflow: str
     id: str
@@ -64,6 +70,7 @@ class OutFields(TypedDict):
     stages: NotRequired[list[dict[str, Any]]]  # each stage the attempt entered, and how
     needs: NotRequired[dict[str, Any]]  # what a blocked stage needs
     waits: NotRequired[list[dict[str, Any]]]  # what a parked run waits for
+    worktree: NotRequired[OutWorktree]  # the run's own git worktree, with --worktree
     cost: NotRequired[dict[str, Any]]  # the attempt's agents' and the run's
 
 

@@ -318,19 +318,24 @@ def refuse_if_taken(paths: RunPaths, *, locked: bool = True) -> None:
     raise Refused(f"run {paths.name} exists; continue it with --id {paths.id} --continue, or pick another id")
 
 
-def create_run(paths: RunPaths, run_fields: entries.RunFields) -> AttemptClaim:
+def create_run(
+    paths: RunPaths, run_fields: entries.RunFields, before: Callable[[], None] | None = None
+) -> AttemptClaim:
     """Make a new run's folder and claim it for its first attempt, or refuse.
 
     The folder is made under a temp name beside where it goes, claimed, given its `run` line,
     and renamed into place once that line is on the disk: a crash on the way leaves no folder
     under the run's id, so the same command starts the run again. A lock on the workflow's
     folder makes the check of the id and the creation one step, so two new runs on one id (or
-    ids differing in case) cannot both go on.
+    ids differing in case) cannot both go on. `before` runs once the id is found free, before
+    anything is made: what may still refuse the run (the lock of the folder it works in).
     """
     prepare_root(paths.root)
     ensure_dir(paths.workflow_dir)
     with holding(paths.workflow_dir / ".new-run.lock"):
         refuse_if_taken(paths)
+        if before is not None:
+            before()
         _remove_half_made_runs(paths)
         making = RunPaths(paths.root, paths.workflow, temp_name(paths.id))
         try:

@@ -67,6 +67,7 @@ class RunSummary:
     waiting: list[dict[str, Any]] | None = None  # a parked run: the events and due times it waits on
     queued: int | None = None  # a run with events: the events in its inbox no wait has taken
     crash_looping: int | None = None  # interrupted attempts in a row, when wakes no longer restart it
+    branch: str | None = None  # the branch of the run's own worktree, with --worktree
 
     def as_json(self) -> dict[str, Any]:
         from .clock import iso
@@ -85,6 +86,7 @@ class RunSummary:
             "cost": self.cost,
             "cost_unknown": self.cost_unknown,
             "pid": self.pid,
+            "branch": self.branch,
             "record": str(self.dir),
         }
 
@@ -146,6 +148,9 @@ def summarize(paths: RunPaths) -> RunSummary | None:
         cost=None,
     )
     summary.cost, summary.cost_unknown = reader.cost()
+    worktree = first.get("worktree")
+    if isinstance(worktree, dict) and isinstance(worktree.get("branch"), str):
+        summary.branch = worktree["branch"]
     if "events" in first:
         taken = waiting.taken_ids(entry for kind in ("take", "race") for _, entry in reader._matches(kind))
         summary.queued = waiting.queued(paths, taken)

@@ -68,6 +68,10 @@ def closing_lines(
         lines.append(f"  report:  none: {first_line(out['report_error'])}")
     elif out.get("report"):
         lines.append(f"  report:  {relative(out['report'])}")
+    worktree = out.get("worktree")
+    if worktree:
+        branch = worktree["branch"]
+        lines.append(f"  branch:  {branch}: git log {branch}; git diff {worktree['base'][:12]}...{branch}")
     if record_dir is not None:
         lines.append(f"  records: {relative(record_dir)}")
     return lines

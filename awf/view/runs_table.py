@@ -81,6 +81,8 @@ def waits_text(waits: Iterable[dict[str, Any]], now: float | None = None) -> str
 def listing(summaries: Iterable[RunSummary], now: float | None = None, left: dict[str, int] | None = None) -> str:
     """`left`: how many agents each interrupted run's crashed attempts left running, by run name."""
     now = time.time() if now is None else now
+    summaries = list(summaries)
+    branches = any(s.branch for s in summaries)  # the column only where a run has a worktree
     rows = [
         [
             s.workflow,
@@ -91,11 +93,24 @@ def listing(summaries: Iterable[RunSummary], now: float | None = None, left: dic
             when(s.started),
             ago(now - s.moved),
             money(s.cost, s.cost_unknown),
+            *([s.branch or "-"] if branches else []),
         ]
         for s in summaries
     ]
     headers = ["workflow", "id", "status", "stage", "attempts", "started", "moved", "cost"]
-    return columns(headers, rows)
+    return columns([*headers, *(["branch"] if branches else [])], rows)
+
+
+def _worktree_lines(worktree: dict[str, Any] | None) -> list[str]:
+    if not worktree:
+        return []
+    state = {True: "uncommitted changes", False: "no uncommitted changes", None: "changes not known"}
+    there = state[worktree["changes"]] if worktree["exists"] else "removed (a continue makes it again)"
+    base = str(worktree["base"])[:12]
+    return [
+        f"  worktree: {worktree['path']} ({there})",
+        f"  branch:   {worktree['branch']} from {worktree['base_ref']} ({base}): git log {base}..{worktree['branch']}",
+    ]
 
 
 def _left(count: int) -> str:
@@ -121,6 +136,7 @@ def detail(run: RunDetail, now: float | None = None, left: list[str] | None = No
         f"  argv:     {json.dumps(data['argv'], ensure_ascii=False)}",
         f"  cwd:      {data['cwd']}",
         f"  sandbox:  {_sandbox(data.get('sandbox'))}",
+        *_worktree_lines(data.get("worktree")),
         f"  file:     {data['file'] or '-'}",
         f"  started:  {when(data['started'])}, last moved {ago(now - run.moved)}",
         f"  cost:     {money(data['cost'], data['cost_unknown'])}",
