@@ -116,6 +116,8 @@ def _tree(layout: Layout, hidden: str) -> list[Mount]:
 def _git(cwd: str, writes: Sequence[str]) -> list[Mount]:
     """The repository `cwd` is in, where agents write it: what git runs stays read-only."""
     entry = _git_entry(cwd)
+    if entry is not None and os.path.isfile(entry) and _awf_branch(entry) is not None:
+        return _run_worktree(entry, writes)
     if entry is None or not _inside_any(entry, writes):
         return []
     mounts: list[Mount] = []
@@ -140,6 +142,60 @@ def _git(cwd: str, writes: Sequence[str]) -> list[Mount]:
             elif name in GIT_MADE:
                 mounts.append(Mount("empty", path))
     return mounts
+
+
+def _awf_branch(entry: str) -> str | None:
+    """The branch of the run whose worktree `entry` (its `.git` file) is in: awf makes the worktree
+    of run W/ID at `.awf/worktrees/W/ID`, on the branch `awf/W/ID`. Known from the path alone, not
+    from files the agent may have written."""
+    parts = Path(entry).parent.parts
+    if len(parts) >= 4 and parts[-4:-2] == (".awf", "worktrees"):
+        return f"awf/{parts[-2]}/{parts[-1]}"
+    return None
+
+
+def _run_worktree(entry: str, writes: Sequence[str]) -> list[Mount]:
+    """A run's own worktree: the repository's git folder readable, and where the worktree is
+    written, what a commit on the run's branch writes (new objects, the worktree's index and HEAD,
+    the branch's ref and its log). Everything else of the repository stays read-only: its config
+    and hooks, other branches, the packs and other runs' refs already there, the main checkout."""
+    mounts = [Mount("ro", entry)]  # `gitdir: …` cannot be pointed elsewhere
+    linked = _linked_git_dirs(entry)
+    if len(linked) < 2:
+        return mounts
+    gitdir, common = linked[0], linked[1]
+    mounts += [Mount("ro-try", common), Mount("ro-try", gitdir)]
+    branch = _awf_branch(entry)
+    if branch is None or not _inside_any(entry, writes) or _inside_any(common, writes):
+        return mounts
+    # What is kept read-only inside these folders is mounted from a descriptor opened without
+    # following links (guarded by the folder): an earlier turn may have written there.
+    mounts.append(Mount("rw", gitdir))
+    mounts += _kept(gitdir, gitdir, ("commondir", "gitdir", "config.worktree"))
+    objects = os.path.join(common, "objects")
+    mounts.append(Mount("rw", objects))
+    for kept in ("info", "pack"):
+        folder = os.path.join(objects, kept)
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            mounts.append(Mount("ro", folder, objects))  # the packs: the repository's history
+    for refs in ("refs/heads", "logs/refs/heads"):
+        folder = os.path.join(common, refs, os.path.dirname(branch))
+        if not os.path.isdir(folder):
+            continue
+        mounts.append(Mount("rw", folder))
+        others = [name for name in sorted(os.listdir(folder)) if name != os.path.basename(branch)]
+        mounts += _kept(folder, folder, others)
+    return mounts
+
+
+def _kept(folder: str, guard: str, names: Iterable[str]) -> list[Mount]:
+    """The plain files among `names` in `folder`, read-only and pinned: not replaced, not removed."""
+    found = []
+    for name in names:
+        path = os.path.join(folder, name)
+        if os.path.isfile(path) and not os.path.islink(path):
+            found.append(Mount("ro", path, guard))
+    return found
 
 
 def _git_entry(cwd: str) -> str | None:

@@ -103,14 +103,15 @@ def from_record(record: Mapping[str, Any] | None) -> Profile | None:
     )
 
 
-def parse(given: str, cwd: Path) -> Profile | None:
+def parse(given: str, cwd: Path, made: Path | None = None) -> Profile | None:
     """`--sandbox GIVEN`: None for `none`, else the profile; ProfileError listing every problem.
 
-    A name that is not built in is a JSON file, relative to the current folder."""
+    A name that is not built in is a JSON file, relative to the current folder. `made`: a folder
+    awf makes as the run's first attempt starts (its worktree), where a write need not exist yet."""
     if given == NONE:
         return None
     if given in BUILT_IN:
-        return _make(given, BUILT_IN[given], cwd, f"--sandbox {given}")
+        return _make(given, BUILT_IN[given], cwd, f"--sandbox {given}", made)
     where = f"--sandbox {given}"
     path = Path(given).expanduser()
     try:
@@ -126,7 +127,7 @@ def parse(given: str, cwd: Path) -> Profile | None:
     except json.JSONDecodeError as error:
         problem = f"it is not JSON: {error.msg} at line {error.lineno} column {error.colno}"
         raise ProfileError(where, [problem]) from None
-    return _make(str(path.absolute()), data, cwd, where)
+    return _make(str(path.absolute()), data, cwd, where, made)
 
 
 def from_spec(spec: Any, cwd: Path, where: str) -> Profile | None:
@@ -140,7 +141,7 @@ def from_spec(spec: Any, cwd: Path, where: str) -> Profile | None:
     return _make("agent", spec, cwd, where)
 
 
-def _make(name: str, data: Any, cwd: Path, where: str) -> Profile:
+def _make(name: str, data: Any, cwd: Path, where: str, made: Path | None = None) -> Profile:
     """Check a profile as written, listing every problem, and make its paths absolute."""
     if not isinstance(data, Mapping):
         raise ProfileError(where, [f"a profile is a JSON object of read, write and network lists, not {data!r}"])
@@ -161,7 +162,7 @@ def _make(name: str, data: Any, cwd: Path, where: str) -> Profile:
     write = [_absolute(path, cwd) for path in lists["write"]]
     read = [_absolute(path, cwd) for path in lists["read"]]
     for path in write:
-        if not Path(path).exists():
+        if not Path(path).exists() and not (made is not None and Path(path).is_relative_to(made)):
             problems.append(f"write: {path} does not exist; make it first, or leave it out")
         else:
             held = _runs_outside(path)

@@ -359,6 +359,26 @@ def cancel(
 
 
 @app.command()
+def clean(
+    target: Annotated[str | None, typer.Argument(metavar="[WORKFLOW/ID]", help="The run.")] = None,
+    completed: Annotated[bool, typer.Option("--completed", help="Clean every completed run's worktree.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Remove a worktree even with changes nobody committed.")
+    ] = False,
+    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
+    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
+) -> int:
+    """Remove a run's worktree (awf run --worktree); its branch and its record stay.
+
+    A run with a live attempt is refused, and a worktree with changes nobody committed unless
+    --force. A continue makes the worktree again from the run's branch.
+    """
+    from .clean_command import clean_command
+
+    return clean_command(target=target, completed=completed, force=force, cwd=cwd, run_root=run_root)
+
+
+@app.command()
 def send(
     target: Annotated[str, typer.Argument(metavar="WORKFLOW/ID", help="The run.")],
     name: Annotated[str, typer.Argument(metavar="NAME", help="The event's name, as the workflow declares it.")],

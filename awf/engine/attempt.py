@@ -145,7 +145,8 @@ def _run_claimed(
         attempt_events.attach(state, workflow, run.history)
     context = Context(state, run_id=run.paths.id, workflow=workflow.name, cwd=run.cwd)
     previous_cwd = Path.cwd()
-    os.chdir(run.cwd)
+    if start.preset is None:  # an attempt that stops at once may have no folder to work in (its branch gone)
+        os.chdir(run.cwd)
     result: Result | None = None
     try:
         if start.preset is not None:

@@ -9,14 +9,15 @@ from typing import Any
 from .errors import Refusal
 
 
-def requested(given: str | None, cwd: Path) -> Any:
-    """The profile a new run is started with (None without one); Refusal when it cannot be used."""
+def requested(given: str | None, cwd: Path, made: Path | None = None) -> Any:
+    """The profile a new run is started with (None without one); Refusal when it cannot be used.
+    `made`: the run's worktree, made as its first attempt starts."""
     if given is None:
         return None
     from ..agents.sandbox_profile import ProfileError, parse
 
     try:
-        profile = parse(given, cwd)
+        profile = parse(given, cwd, made)
     except ProfileError as error:
         raise Refusal(f"{error}\nNothing was recorded; fix the profile and run again") from None
     _refuse_if_unavailable(profile)

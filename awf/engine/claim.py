@@ -146,7 +146,7 @@ def new_identity(request: RunRequest, workflow: Workflow[Any], root: Path, cwd: 
     elif request.base is not None:
         raise Refusal("--base goes only with --worktree: it names the commit the run's branch is made from")
     share_folder = request.share_folder or workflow.shares_folder
-    sandbox = attempt_sandbox.requested(request.sandbox, cwd)
+    sandbox = attempt_sandbox.requested(request.sandbox, cwd, worktree.path if worktree is not None else None)
     run_fields: entries.RunFields = {
         "workflow": workflow.name,
         "id": run_id,

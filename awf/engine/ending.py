@@ -272,7 +272,8 @@ def _report(workflow: Workflow[Any], ending: AttemptEnd, state: AttemptState, cw
         state.paths.dir,
     )
     previous = Path.cwd()
-    os.chdir(cwd)
+    if cwd.is_dir():  # not a worktree whose branch is gone: the report runs where the attempt did
+        os.chdir(cwd)
     try:
         value = ending.value if ending.outcome == attempt_outcome.COMPLETED else None  # as the workflow returned it
         return write_report(workflow.report, value, told, state.paths)

@@ -166,6 +166,11 @@ def remove(worktree: Worktree, *, force: bool) -> None:
     git(*args, cwd=worktree.repository)
 
 
+def prune(worktree: Worktree) -> None:
+    """git's own entry of a worktree someone removed, let go of."""
+    git("worktree", "prune", cwd=worktree.repository)
+
+
 def _commit(repo: Path, ref: str) -> str:
     """The commit `ref` names in `repo`, or "" when it names none."""
     try:
