@@ -21,12 +21,12 @@ pytestmark = pytest.mark.harnesses  # real CLIs: CI's harness step
 def test_a_model_without_a_price_has_a_null_cost_and_says_why(project: Project, model: FakeModel) -> None:
     codex = CliProject(project, CODEX, model.url)
     model.script(Text(json.dumps(PLAN)))
-    done = codex.run("unpriced", {"harness": "codex", "model": "gpt-6.2-sol"})
+    done = codex.run("unpriced", {"harness": "codex", "model": "gpt-unpriced-test-model"})
 
     assert done.code == 0, done.stderr
     [turn] = codex.turns("unpriced")
     assert turn["cost"] is None
-    assert turn["usage"]["cost_unknown"].endswith("has no price for gpt-6.2-sol")
+    assert turn["usage"]["cost_unknown"].endswith("has no price for gpt-unpriced-test-model")
     assert turn["usage"]["input"] == 120
 
 
