@@ -17,7 +17,8 @@ import pytest
 from conftest import Project
 
 # Each run's stage appends the run's name to notes.txt and commits it: on one branch per run, each
-# branch must hold its own run's commit only. With HOLD set it waits for that file first.
+# branch must hold its own run's commit only. With HOLD set, each stage says it is there
+# (HOLD.STAGE.reached) and waits for HOLD.STAGE before it writes.
 EDIT = """
 import os
 import subprocess
@@ -30,8 +31,9 @@ import awf
 def commit(line):
     hold = os.environ.get("HOLD")
     if hold:
-        Path(hold + ".reached").touch()
-        while not Path(hold).exists():
+        stage = line.split()[-1]
+        Path(f"{hold}.{stage}.reached").touch()
+        while not Path(f"{hold}.{stage}").exists():
             time.sleep(0.02)
     with open("notes.txt", "a") as notes:
         notes.write(line + "\\n")
@@ -113,17 +115,16 @@ def test_three_runs_at_once_each_commit_on_a_branch_of_their_own_and_leave_the_c
 def test_a_run_killed_mid_stage_continues_in_the_same_worktree_and_reuses_what_succeeded(repo: Project):
     hold = repo.path / "hold"
     process = repo.start("run", "edit.py", "--worktree", "--", "7", env={"HOLD": str(hold)})
-    repo.wait_for(Path(f"{hold}.reached"))
+    repo.wait_for(Path(f"{hold}.first.reached"))
     first = repo.stage("edit", "7", "first")
     assert first is None  # held in the first stage
-    hold.touch()
-    repo.wait_for(repo.run_dir("edit", "7") / "stages" / "first.json")
-    os.remove(hold)
-    repo.wait_for(Path(f"{hold}.reached"))  # now held in the second
+    Path(f"{hold}.first").touch()
+    repo.wait_for(Path(f"{hold}.second.reached"))  # now held in the second
+    assert (repo.run_dir("edit", "7") / "stages" / "first.json").exists()
     os.killpg(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
 
-    hold.touch()
+    Path(f"{hold}.second").touch()
     done = repo.awf("run", "edit.py", "--id", "7", "--continue", "--worktree")
     assert done.code == 0, done.stderr
     out = json.loads((repo.run_dir("edit", "7") / "out.json").read_text())
@@ -207,7 +208,7 @@ def test_a_second_run_in_a_folder_with_a_live_attempt_is_refused_naming_it_and_s
 ):
     hold = repo.path / "hold"
     first = repo.start("run", "edit.py", "--", "30", env={"HOLD": str(hold)})
-    repo.wait_for(Path(f"{hold}.reached"))
+    repo.wait_for(Path(f"{hold}.first.reached"))
     try:
         second = repo.awf("run", "edit.py", "--", "31")
         pid = next(line["pid"] for line in repo.log("edit", "30") if line["kind"] == "attempt-start")
@@ -232,7 +233,8 @@ def test_a_second_run_in_a_folder_with_a_live_attempt_is_refused_naming_it_and_s
         elsewhere = repo.awf("run", "edit.py", "--worktree", "--", "32")
         assert elsewhere.code == 0, elsewhere.stderr  # a worktree of its own: no folder shared
     finally:
-        hold.touch()
+        Path(f"{hold}.first").touch()
+        Path(f"{hold}.second").touch()
         first.communicate(timeout=60)
     assert first.returncode == 0
     assert repo.awf("run", "edit.py", "--", "31").code == 0
@@ -271,13 +273,14 @@ def test_clean_removes_a_finished_runs_worktree_and_keeps_its_branch_and_record(
 def test_clean_refuses_a_run_with_a_live_attempt_and_a_run_with_no_worktree(repo: Project):
     hold = repo.path / "hold"
     live = repo.start("run", "edit.py", "--worktree", "--", "50", env={"HOLD": str(hold)})
-    repo.wait_for(Path(f"{hold}.reached"))
+    repo.wait_for(Path(f"{hold}.first.reached"))
     try:
         refused = repo.awf("clean", "edit/50")
         assert refused.code == 2
         assert "has a live attempt" in refused.stderr
     finally:
-        hold.touch()
+        Path(f"{hold}.first").touch()
+        Path(f"{hold}.second").touch()
         live.communicate(timeout=60)
     assert worktree_of(repo, "50").is_dir()
     assert repo.awf("run", "edit.py", "--", "51").code == 0

@@ -368,10 +368,11 @@ def clean(
     cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
     run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
 ) -> int:
-    """Remove a run's worktree (awf run --worktree); its branch and its record stay.
+    """Remove a run's worktree; its branch and its record stay.
 
-    A run with a live attempt is refused, and a worktree with changes nobody committed unless
-    --force. A continue makes the worktree again from the run's branch.
+    For runs started with awf run --worktree. A run with a live attempt is refused, and a worktree
+    with changes nobody committed unless --force. A continue makes the worktree again from the
+    run's branch.
     """
     from .clean_command import clean_command
 

@@ -53,9 +53,11 @@ def run_workflow(  # noqa: PLR0913 — the author API: each keyword is an option
     `args` are the run's args (prepare is not called). `earlier` (`{"stages": {NAME: VALUE}}`, or
     `recorded(PATH)`) makes the attempt a continue over those stage records. `from_stage` and
     `values` are `--from-stage` and `--values`. `agents` maps agent keys or globs to scripts.
-    The run works in `cwd` (a new temporary folder by default) and is kept under `run_root` (a new
-    temporary folder by default). Raises Failure when the test is wrong, the run stalls for
-    `stall` seconds, or `awf run` would refuse the run (a `from_stage` never reached, bad values).
+    The run works in `cwd` (a new temporary folder by default; for a workflow with `worktree=True`,
+    a new git repository with one empty commit, and the run in a worktree of it) and is kept
+    under `run_root` (a new temporary folder by default). Raises Failure when the test is wrong,
+    the run stalls for `stall` seconds, or `awf run` would refuse the run (a `from_stage` never
+    reached, bad values).
     """
     book = ScriptBook(agents)
     run = _attempt(
@@ -177,6 +179,8 @@ def _attempt(  # noqa: PLR0913 — the options of run_workflow and run_twice, pa
     scratch = scratch_folders.make(workflow.name) if need_scratch else Path()
     work = Path(cwd).expanduser().absolute() if cwd is not None else scratch / "work"
     work.mkdir(parents=True, exist_ok=True)
+    if workflow.worktree and cwd is None:
+        scratch_folders.make_repository(work)  # each run's worktree is made from its one commit
     root = run_root_for(work, Path(run_root) if run_root is not None else scratch / "runs")
     watch = Watch(stall)
     wrapped = _watched(workflow, watch)

@@ -27,6 +27,20 @@ def make(name: str) -> Path:
     return folder
 
 
+def make_repository(folder: Path) -> None:
+    """Make `folder` a git repository with one empty commit: each run of a worktree workflow
+    gets its worktree from that commit."""
+    import subprocess
+
+    who = {"NAME": "awf.testing", "EMAIL": "awf.testing@localhost"}
+    env = {
+        **os.environ,
+        **{f"GIT_{role}_{key}": value for role in ("AUTHOR", "COMMITTER") for key, value in who.items()},
+    }
+    for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "scratch repository of awf.testing"]):
+        subprocess.run(["git", *args], cwd=folder, env=env, check=True, capture_output=True)
+
+
 def keep_asked() -> bool:
     return os.environ.get(KEEP, "") not in ("", "0")
 
