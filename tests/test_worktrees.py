@@ -288,3 +288,99 @@ def test_clean_refuses_a_run_with_a_live_attempt_and_a_run_with_no_worktree(repo
     assert plain.code == 2
     assert "not in a worktree of its own" in plain.stderr
     assert repo.awf("clean").code == 2
+
+
+# An exec agent in a sandboxed worktree run: commits on its own branch, then tries to write what
+# belongs to the repository's checkout, to another run, and to the git state they share.
+TRYER = """
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+repo, other = Path(sys.argv[1]), Path(sys.argv[2])
+
+
+def git(*args):
+    done = subprocess.run(["git", *args], capture_output=True, text=True)
+    if done.returncode:
+        raise OSError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "git failed")
+
+
+def commit():
+    Path("notes.txt").write_text("written in the sandbox\\n")
+    git("commit", "-qam", "sandboxed")
+
+
+tries = {
+    "commit": commit,
+    "main_checkout": lambda: (repo / "notes.txt").write_text("x"),
+    "other_worktree": lambda: (other / "notes.txt").write_text("x"),
+    "main_branch": lambda: git("update-ref", "refs/heads/main", "HEAD"),
+    "other_branch": lambda: git("update-ref", "refs/heads/awf/edit/60", "HEAD"),
+    "new_branch": lambda: git("branch", "elsewhere"),
+    "hooks": lambda: (repo / ".git" / "hooks" / "post-commit").write_text("#!/bin/sh\\n"),
+    "config": lambda: git("config", "core.hooksPath", "/tmp"),
+}
+results = {}
+for name, attempt in tries.items():
+    try:
+        attempt()
+        results[name] = "ok"
+    except OSError as error:
+        results[name] = f"refused: {error}"
+sys.exit(subprocess.run(["awf", "answer", json.dumps(results)]).returncode)
+"""
+
+BOXED = """
+import sys
+
+import awf
+
+
+@awf.workflow(name="boxed", version="1.0.0", prepare=lambda argv: {"repo": argv[0], "other": argv[1]})
+async def boxed(wf, repo, other):
+    async def work():
+        command = [sys.executable, "tryer.py", repo, other]
+        agent = await wf.agents.open(key="tryer", runtime={"harness": "exec", "command": command})
+        turn = await agent.run(prompt="Try.", schema={"type": "object"})
+        if not turn.outcome.answered:
+            wf.stop(f"{turn.outcome.kind}: {turn.outcome.reason}")
+        return turn.outcome.value
+
+    return await wf.stage("try", work, result={})
+"""
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)")
+def test_a_sandboxed_agent_commits_on_its_branch_and_cannot_write_the_checkout_or_another_run(repo: Project):
+    repo.write("tryer.py", TRYER)
+    repo.write("boxed.py", BOXED)
+    subprocess.run(["git", "add", "."], cwd=repo.path, check=True)
+    subprocess.run(["git", "commit", "-qm", "the tryer"], cwd=repo.path, check=True, env=repo.env)
+    base = git(repo.path, "rev-parse", "HEAD")
+    assert repo.awf("run", "edit.py", "--worktree", "--", "60").code == 0
+    other_branch = git(repo.path, "rev-parse", "awf/edit/60")
+    config = (repo.path / ".git" / "config").read_text()
+
+    done = repo.awf(
+        "run", "boxed.py", "--id", "s", "--worktree", "--sandbox", "workspace", "--",
+        str(repo.path), str(worktree_of(repo, "60")),
+    )  # fmt: skip
+
+    assert done.code == 0, done.stderr
+    tried = repo.stage("boxed", "s", "try")["value"]
+    assert tried["commit"] == "ok"
+    for refused in ("main_branch", "other_branch", "new_branch", "hooks", "config"):
+        assert tried[refused].startswith("refused"), (refused, tried)
+    # The checkout and the other worktree are not in the sandbox at all: a write there lands, at
+    # most, in the sandbox's own /tmp (where the test's repository is): never in the files outside.
+    assert git(repo.path, "log", "--format=%s", "-1", "awf/boxed/s") == "sandboxed"
+    assert git(repo.path, "show", "awf/boxed/s:notes.txt") == "written in the sandbox"
+    assert (repo.path / "notes.txt").read_text() == "notes\n"
+    assert (worktree_of(repo, "60") / "notes.txt").read_text() == "notes\n60: first\n60: second\n"
+    assert git(repo.path, "rev-parse", "main") == base
+    assert git(repo.path, "rev-parse", "awf/edit/60") == other_branch
+    assert git(repo.path, "branch", "--list", "elsewhere") == ""
+    assert not (repo.path / ".git" / "hooks" / "post-commit").exists()
+    assert (repo.path / ".git" / "config").read_text() == config

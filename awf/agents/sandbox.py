@@ -13,8 +13,8 @@ What a process has inside (see docs/sandboxes.md, whose threat model says what e
 - limits (sandbox_limits.py): processes, open files, CPU, the size of /tmp and /dev/shm;
 - a network of its own with only loopback; sandbox_init.py hands each connection to awf's gateway
   outside (sandbox_net.py), which carries it to the model's port or an allowlisting proxy;
-- a clean environment: the locale, the terminal, what `awf answer` needs and what the harness
-  says its program needs.
+- a clean environment: the locale, the terminal, the git identity commits are made under, what
+  `awf answer` needs and what the harness says its program needs.
 
 Each process starts through sandbox_launch.py, which opens what lies in folders agents write
 without following links, connects the gateway, and becomes bubblewrap.
@@ -136,6 +136,7 @@ class AgentSandbox:
         self.watch: Watch = Watch(profile.limits)
         self._listen: list[str] = []
         self._proxy = False
+        self._identity: dict[str, str] | None = None
 
     def open_network(self) -> None:
         """Start the gateway its processes reach the network through: once, at the first process."""
@@ -209,6 +210,9 @@ class AgentSandbox:
         clean = {key: os.environ[key] for key in KEPT if key in os.environ}
         clean.update({key: value for key, value in env.items() if key.startswith("AWF_") or key in KEPT})
         clean.update(self.env)
+        if self._identity is None:
+            self._identity = git_identity(self.cwd, env)
+        clean.update(self._identity)
         clean["HOME"] = str(self.home)
         clean["TMPDIR"] = str(self.tmp)
         path = [str(self.agent_dir.parent / ".bin"), str(Path(program).parent)]
@@ -222,6 +226,37 @@ class AgentSandbox:
                 clean[name] = proxy
             clean["NO_PROXY"] = clean["no_proxy"] = "localhost,127.0.0.1,::1"
         return clean
+
+
+def git_identity(cwd: Path, env: Mapping[str, str]) -> dict[str, str]:
+    """Who the agent's commits are by: the home inside is fresh, so the GIT_AUTHOR_ and
+    GIT_COMMITTER_ variables awf was given, or else the user's `user.name` and `user.email`, go in
+    as variables. Reading config runs nothing the folder holds, unlike most git commands."""
+    identity: dict[str, str] = {}
+    for key in ("name", "email"):
+        configured: str | None = None
+        for variable in (f"GIT_AUTHOR_{key.upper()}", f"GIT_COMMITTER_{key.upper()}"):
+            value = env.get(variable)
+            if not value:
+                if configured is None:
+                    configured = _git_config(cwd, f"user.{key}") or ""
+                value = configured
+            if value:
+                identity[variable] = value
+    return identity
+
+
+def _git_config(cwd: Path, key: str) -> str | None:
+    git = shutil.which("git")
+    if git is None:
+        return None
+    try:
+        done = subprocess.run(
+            [git, "config", "--get", key], cwd=cwd, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
 
 
 def _resolve(program: str, env: Mapping[str, str], cwd: Path) -> str:
