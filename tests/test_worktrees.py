@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from conftest import Project
 EDIT = """
 import os
 import subprocess
+import time
 import time
 from pathlib import Path
 
@@ -295,6 +297,7 @@ def test_clean_refuses_a_run_with_a_live_attempt_and_a_run_with_no_worktree(repo
 TRYER = """
 import json
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -384,3 +387,49 @@ def test_a_sandboxed_agent_commits_on_its_branch_and_cannot_write_the_checkout_o
     assert git(repo.path, "branch", "--list", "elsewhere") == ""
     assert not (repo.path / ".git" / "hooks" / "post-commit").exists()
     assert (repo.path / ".git" / "config").read_text() == config
+
+
+WAITER = """
+import awf
+
+
+@awf.workflow(name="waiter", version="1.0.0", events={"ci": None})
+async def waiter(wf):
+    ci = await wf.events.receive("ci")
+    return await wf.stage("note", lambda: ci.value, result={})
+"""
+
+
+def test_a_parked_run_whose_folder_is_in_use_is_not_woken_and_not_counted_a_crash_then_wakes_once_free(
+    repo: Project,
+):
+    repo.write("waiter.py", WAITER)
+    parked = repo.awf("run", "waiter.py", "--id", "w")
+    assert parked.code == 0 and "parked" in parked.stderr, parked.stderr
+    hold = repo.path / "hold"
+    live = repo.start("run", "edit.py", "--", "70", env={"HOLD": str(hold)})
+    repo.wait_for(Path(f"{hold}.first.reached"))
+    try:
+        sent = repo.awf("send", "waiter/w", "ci", "--data", '{"passed": true}')
+        assert sent.code == 0, sent.stderr
+        assert "its folder is in use: run edit/70 works in" in sent.stderr
+        assert "awf wake" in sent.stderr
+        woken = repo.awf("wake")
+        assert woken.code == 0, woken.stderr
+        assert "its folder is in use" in woken.stderr
+        assert [line["kind"] for line in repo.log("waiter", "w")].count("attempt-start") == 1
+        assert repo.awf("runs", "waiter/w", "--json").out["status"] == "parked"
+    finally:
+        Path(f"{hold}.first").touch()
+        Path(f"{hold}.second").touch()
+        live.communicate(timeout=60)
+    assert live.returncode == 0
+
+    assert repo.awf("wake").code == 0
+    ended = repo.run_dir("waiter", "w") / "out.json"
+    repo.wait_for(ended)
+    for _ in range(300):
+        if json.loads(ended.read_text())["outcome"] == "completed":
+            break
+        time.sleep(0.1)
+    assert json.loads(ended.read_text())["value"] == {"passed": True}

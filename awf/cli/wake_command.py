@@ -23,6 +23,8 @@ def wake_command(*, target: str | None, cwd: Path | None, run_root: Path | None)
             output.result(f"woke {paths.name}: {woken.said()}")
         elif woken.state == "crash-looping":
             output.error_line(f"skipped {paths.name}, {woken.why}")
+        elif woken.state == "busy" and woken.again is not None:  # another run works in its folder
+            output.error_line(f"skipped {paths.name} for now, {woken.why}")
         elif woken.state == "held-back":
             output.error(woken.why)
     return 0
