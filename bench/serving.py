@@ -60,14 +60,16 @@ class Serving:
     def __init__(self, session: Session, root: Path) -> None:
         self.root = root
         self.log = root / "serve.log"
-        self.process = subprocess.Popen(
-            [*session.awf, "serve", "--run-root", str(root)],
-            cwd=session.project,
-            env=session.env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        self.said = root.parent / f"{root.name}-serve.stderr"  # what serve says when it fails
+        with self.said.open("w") as said:
+            self.process = subprocess.Popen(
+                [*session.awf, "serve", "--run-root", str(root)],
+                cwd=session.project,
+                env=session.env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=said,
+            )
         self.wait_for("asleep until", timeout=600)
 
     def lines(self) -> list[str]:
@@ -86,7 +88,8 @@ class Serving:
     def stop(self) -> None:
         self.process.terminate()
         if self.process.wait(timeout=60) != 0:
-            raise BenchError(f"awf serve exited {self.process.returncode}")
+            said = self.said.read_text(errors="replace").strip()[-600:]
+            raise BenchError(f"awf serve exited {self.process.returncode}: {said}")
 
 
 def wait_until(condition: Callable[[], bool], what: str, timeout: float) -> None:
