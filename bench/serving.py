@@ -85,7 +85,15 @@ class Serving:
         fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+    def alive(self) -> bool:
+        """True while serve runs; BenchError with what it said once it has exited by itself."""
+        if self.process.poll() is None:
+            return True
+        said = self.said.read_text(errors="replace").strip()[-600:]
+        raise BenchError(f"awf serve exited {self.process.returncode} by itself: {said}")
+
     def stop(self) -> None:
+        self.alive()
         self.process.terminate()
         if self.process.wait(timeout=60) != 0:
             said = self.said.read_text(errors="replace").strip()[-600:]
@@ -219,11 +227,22 @@ def timer_figures(session: Session) -> list[Figure]:
     try:
         for index in range(runs):
             awf(session, "run", str(sleeper), "--id", f"t{index}", "--run-root", str(root))
-        wait_until(
-            lambda: all('"completed"' in (run / "out.json").read_text() for run in run_dirs(root)),
-            "every sleeper to complete",
-            timeout=120,
-        )
+        try:
+            wait_until(
+                lambda: (
+                    serve.alive()
+                    and all(
+                        (run / "out.json").exists() and '"completed"' in (run / "out.json").read_text()
+                        for run in run_dirs(root)
+                    )
+                ),
+                "every sleeper to complete",
+                timeout=120,
+            )
+        except BenchError as late:
+            told = "; ".join(serve.lines()[-6:])
+            kinds = [[line["kind"] for line in log_lines(run)] for run in run_dirs(root)]
+            raise BenchError(f"{late} (serve.log: {told}; the runs' lines: {kinds})") from None
     finally:
         serve.stop()
     for run in run_dirs(root):

@@ -236,3 +236,29 @@ def _no_stray_attempts(project: Project) -> Iterator[None]:
             os.kill(json.loads(pid_file.read_text())["pid"], signal.SIGKILL)
         except (ProcessLookupError, ValueError, KeyError):
             pass
+
+
+def test_a_run_whose_files_cannot_be_read_is_named_once_and_serve_goes_on_serving_the_others(project: Project):
+    project.write("inbox.py", INBOX.replace("COUNT", "1"))
+    for run_id in ("bad", "good"):
+        assert project.awf("run", "inbox.py", "--id", run_id).code == 0
+    with serving(project) as serve:
+        lock = project.run_dir("inbox", "bad") / "events.lock"
+        lock.unlink()
+        lock.mkdir()  # a lock file that cannot be locked
+        assert project.awf("send", "inbox/bad", "x", "--data", "1", "--no-wake").code != 0
+        with (project.run_dir("inbox", "bad") / "events.jsonl").open("a") as inbox:
+            inbox.write("\n")
+        assert "events.lock" in serve.wait_for("cannot wake inbox/bad")[0]
+        # A run being made is a folder renamed into place: serve leaves the half-made one alone.
+        making = project.path / ".awf" / "runs" / "inbox" / "new~4242.awf-tmp"
+        making.mkdir()
+        (making / "attempt.lock").touch()
+        assert project.awf("send", "inbox/good", "x", "--data", "2").code == 0
+        wait_until(
+            lambda: '"completed"' in (project.run_dir("inbox", "good") / "out.json").read_text(),
+            "the good run to take its event and complete",
+        )
+        assert serve.process.poll() is None
+        assert sorted(path.name for path in making.iterdir()) == ["attempt.lock"]
+    assert len([line for line in serve.lines() if line.startswith("cannot wake inbox/bad")]) == 1

@@ -22,7 +22,8 @@ from typing import Any
 from ..engine import wakes
 from ..engine.errors import Refusal
 from ..engine.on_ray import Placement, parse_resources, require_ray
-from ..record.files import append_line
+from ..record.errors import RecordError
+from ..record.files import append_line, is_temp_name
 from ..record.layout import RunPaths
 from . import output
 from .errors import ExitCode
@@ -96,8 +97,8 @@ class Serve:
 
     def changed(self, path: str, *, event: bool) -> None:
         parts = Path(path).relative_to(self.root).parts
-        if len(parts) != 3:
-            return
+        if len(parts) != 3 or is_temp_name(parts[1]):
+            return  # not a run's file; or a run being made, whose folder is renamed into place
         with self._guard:
             key = (parts[0], parts[1])
             self._changed[key] = self._changed.get(key, False) or event
@@ -178,7 +179,14 @@ class Serve:
 
     def _look_at(self, paths: RunPaths, event: bool) -> None:
         key = (paths.workflow, paths.id)
-        woken = wakes.wake(paths, force=event, placement=self.placement)
+        try:
+            woken = wakes.wake(paths, force=event, placement=self.placement)
+        except RecordError as problem:
+            # One run's damaged record is that run's problem: serve goes on serving the others.
+            if self._told.get(key) != str(problem):
+                self._told[key] = str(problem)
+                self.log.say(f"cannot wake {paths.name}: {problem}")
+            return
         if isinstance(woken, wakes.Woken):
             self._due.pop(key, None)
             self._told.pop(key, None)
