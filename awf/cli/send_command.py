@@ -141,8 +141,7 @@ def _wake(paths: folder.RunPaths, name: str, new: bool) -> None:
     woken = wakes.wake(paths, force=new)
     if isinstance(woken, wakes.Woken):
         output.error_line(f"woke {paths.name}: {woken.said()}; its output goes to {paths.dir / 'wake.log'}")
-    elif woken.state == "busy" and woken.again is not None:
-        # Its folder is in use by another run: not woken now, nor given up on.
+    elif woken.state == "folder-in-use":  # not woken now, nor given up on
         output.error_line(f"{paths.name} is not woken: {woken.why}; awf wake or awf serve wakes it once it is free")
     elif woken.state == "busy":
         output.error_line(f"{paths.name}: {woken.why}; it takes the event when it reaches its wait")

@@ -23,7 +23,7 @@ def wake_command(*, target: str | None, cwd: Path | None, run_root: Path | None)
             output.result(f"woke {paths.name}: {woken.said()}")
         elif woken.state == "crash-looping":
             output.error_line(f"skipped {paths.name}, {woken.why}")
-        elif woken.state == "busy" and woken.again is not None:  # another run works in its folder
+        elif woken.state == "folder-in-use":
             output.error_line(f"skipped {paths.name} for now, {woken.why}")
         elif woken.state == "held-back":
             output.error(woken.why)
@@ -36,7 +36,7 @@ def _wake_one(paths: RunPaths) -> int:
     if isinstance(woken, wakes.Woken):
         output.result(f"woke {paths.name}: {woken.said()}")
         return 0
-    if woken.state in ("busy", "waiting"):
+    if woken.state in ("busy", "folder-in-use", "waiting"):
         waits = "still waits: what it waits for has not come" if woken.state == "waiting" else woken.why
         output.error_line(f"{paths.name} {waits}; not woken")
         return 0

@@ -47,7 +47,8 @@ FOLDER_LOOK_EVERY = 2.0  # seconds between looks at a ready run whose folder ano
 class Look:
     """What a run with events needs now: `ready` to wake, or why not, and when to look again."""
 
-    state: str  # ready | busy | waiting | backing-off | crash-looping | held-back | ended | no-events | moved
+    # ready | busy | folder-in-use | waiting | backing-off | crash-looping | held-back | ended | no-events | moved
+    state: str
     again: float | None = None  # a time to look again (a due time, the end of a back-off)
     why: str = ""
 
@@ -155,7 +156,7 @@ def _if_file_exists(paths: RunPaths, history: folder.History, ready: Look) -> Lo
     in_use = busy(history.run, paths.root)
     if in_use is not None:
         # Not a crash, and not for good: looked at again until the folder is free.
-        return Look("busy", again=time.time() + FOLDER_LOOK_EVERY, why=f"its folder is in use: {in_use}")
+        return Look("folder-in-use", again=time.time() + FOLDER_LOOK_EVERY, why=f"its folder is in use: {in_use}")
     return ready
 
 

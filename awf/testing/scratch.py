@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -30,8 +31,6 @@ def make(name: str) -> Path:
 def make_repository(folder: Path) -> None:
     """Make `folder` a git repository with one empty commit: each run of a worktree workflow
     gets its worktree from that commit."""
-    import subprocess
-
     who = {"NAME": "awf.testing", "EMAIL": "awf.testing@localhost"}
     env = {
         **os.environ,
