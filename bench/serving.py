@@ -35,7 +35,8 @@ FAMILY = "serve"
 INBOX = textwrap.dedent("""
     import awf
 
-    @awf.workflow(name="bench-inbox", description="Handle events one stage each, forever.", events={"x": None})
+    @awf.workflow(name="bench-inbox", description="Handle events one stage each, forever.", events={"x": None},
+                  shares_folder=True)
     async def inbox(wf: awf.Context):
         number = 0
         while True:

@@ -30,8 +30,9 @@ STAGES_FILE = textwrap.dedent("""
     VALUE = {"type": "object", "required": ["i"], "properties": {"i": {"type": "integer"}}}
 
 
+    # Its stages write nothing in the folder: many runs of it may work there at once.
     @awf.workflow(name="bench-stages", description="Trivial stages with small values.", version="1.0.0",
-                  prepare=lambda argv: {"n": int(argv[0])})
+                  prepare=lambda argv: {"n": int(argv[0])}, shares_folder=True)
     async def stages(wf: awf.Context, n: int):
         stop_at = int(os.environ.get("BENCH_STOP_AT", "-1"))
         for i in range(n):

@@ -118,7 +118,10 @@ def note(wf, stage, started):
         notes.write(json.dumps(line) + "\\n")
 
 
-@awf.workflow(name="trio", description="Three stages.", prepare=lambda argv: {"hold": float(argv[0])})
+# Runs placed at once share the project folder knowingly: each only appends its notes.
+@awf.workflow(
+    name="trio", description="Three stages.", prepare=lambda argv: {"hold": float(argv[0])}, shares_folder=True
+)
 async def trio(wf, hold):
     async def one():
         started = time.time()
