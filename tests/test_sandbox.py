@@ -139,6 +139,7 @@ def cli_runtime(world: World, harness: str) -> dict[str, Any]:
         return {"harness": "claude", "extra_args": ["--allowedTools", "Bash"]}
     codex_home = home / ".codex"
     world.project.env.update(codex_env(codex_home))
+    world.project.env["HOME"] = str(home)
     write_codex_config(codex_home, url)
     return {"harness": "codex"}
 

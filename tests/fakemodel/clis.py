@@ -106,8 +106,13 @@ def claude_env(url: str, home: Path) -> dict[str, str]:
 
 
 def codex_env(home: Path) -> dict[str, str]:
-    """Codex keeps its config, sessions and state under CODEX_HOME; the provider reads its key from the env."""
-    return {"CODEX_HOME": str(home), CODEX_KEY_VARIABLE: FAKE_KEY}
+    """Codex keeps its config, sessions and state under CODEX_HOME; the provider reads its key from the env.
+
+    HOME too: codex runs the user's login shell (`bash -lc`, and once to take a snapshot of its
+    environment), and the machine's own dotfiles must not reach a test. A `pyenv rehash` in them
+    waits a minute on a lock a killed shell left, and strace waits with it.
+    """
+    return {"HOME": str(home), "CODEX_HOME": str(home), CODEX_KEY_VARIABLE: FAKE_KEY}
 
 
 def codex_config(url: str, *, retries: int = 1, idle_ms: int = 20000) -> list[str]:
