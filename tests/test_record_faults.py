@@ -208,6 +208,39 @@ def test_a_link_planted_in_a_run_folder_is_never_written_through(counted: Projec
     assert counted.awf("logs", "counted/r").code == 3
 
 
+def test_a_run_folder_or_stages_folder_that_is_a_link_is_refused_naming_it(counted: Project, tmp_path: Path):
+    stopped_at_b(counted)
+    folder = run_dir(counted)
+    moved = tmp_path / "moved"
+    folder.rename(moved)
+    folder.symlink_to(moved)
+    before = (moved / "run.jsonl").read_bytes()
+    for argv in (["run", "counted.py", "--id", "r", "--continue"], ["runs", "counted/r"]):
+        refused = counted.awf(*argv)
+        assert refused.code == 3 and no_traceback(refused), refused.stderr
+        assert len(awf_lines(refused)) == 1 and f"{folder}: is a symbolic link" in refused.stderr
+    assert (moved / "run.jsonl").read_bytes() == before
+    # A new run on an id whose folder is a link, even one to nothing, is refused before anything is made.
+    other = run_dir(counted, "n")
+    other.symlink_to(tmp_path / "nowhere")
+    new = counted.awf("run", "counted.py", "--id", "n")
+    assert new.code == 2 and no_traceback(new) and f"{other} is a symbolic link" in new.stderr
+    assert not (tmp_path / "nowhere").exists()
+
+    folder.unlink()
+    moved.rename(folder)
+    stages = folder / "stages"
+    stages.rename(tmp_path / "stages")
+    stages.symlink_to(tmp_path / "stages")
+    for argv in (["runs", "counted/r"], ["run", "counted.py", "--id", "r", "--continue"]):
+        refused = counted.awf(*argv)
+        assert refused.code == 3 and no_traceback(refused), refused.stderr
+        assert f"{stages}: is a symbolic link" in refused.stderr
+    stages.unlink()
+    (tmp_path / "stages").rename(stages)
+    assert counted.awf("run", "counted.py", "--id", "r", "--continue").code == 0
+
+
 def test_a_run_root_that_is_a_file_is_one_awf_line_and_exit_2(counted: Project):
     (counted.path / "afile").touch()
     for argv in (

@@ -300,6 +300,11 @@ def refuse_if_taken(paths: RunPaths, *, locked: bool = True) -> None:
         with holding(paths.workflow_dir / ".new-run.lock"):
             refuse_if_taken(paths)
         return
+    if paths.dir.is_symlink():
+        raise Refused(
+            f"{paths.dir} is a symbolic link, where run {paths.name} keeps its folder, and awf follows no link "
+            "in a run's folder; remove the link, or pick another id"
+        )
     same = existing_id_like(paths)
     if same is None and not paths.dir.exists():
         return
@@ -410,14 +415,14 @@ _RECORD_NAMES = ("run.jsonl", "stages", "out.json", "attempt.pid", "attempt.lock
 
 def refuse_links(paths: RunPaths) -> None:
     """A RecordError for a symbolic link planted where a file or folder of the record goes: awf
-    would read or write through it, anywhere."""
-    for name in _RECORD_NAMES:
-        path = paths.dir / name
+    would read or write through it, anywhere. The run's folder itself first: a link there would
+    have every write go elsewhere, and the folder syncs that refuse links fail on it."""
+    for path in (paths.dir, *(paths.dir / name for name in _RECORD_NAMES)):
         if path.is_symlink():
             raise RecordError(
                 path,
                 "is a symbolic link, and awf follows no link in a run's folder",
-                "put the file itself there, or remove the link",
+                f"put the {'folder' if path in (paths.dir, paths.stages) else 'file'} itself there, or remove the link",
             )
 
 
