@@ -128,6 +128,29 @@ def test_a_full_disk_at_a_stage_line_fails_the_attempt_naming_the_file_and_a_con
     assert [runs_of(counted, stage) for stage in (".x", "b", "c")] == [1, 1, 1]
 
 
+def test_an_io_error_on_the_attempt_end_line_exits_1_with_one_awf_line_never_completed(
+    counted: Project, tmp_path: Path
+):
+    argv = ["run", "counted.py", "--id", "r", "--json"]
+    calls = traced(counted, argv, tmp_path)
+    ends = [c.nth for c in calls if c.name == "write" and "run.jsonl>" in c.text and '\\"attempt-end\\"' in c.text]
+    assert len(ends) == 1
+    failed = inject(argv, counted.path, counted.env, "write", ends[0], "error=EIO")
+    assert failed.code == 1 and no_traceback(failed), failed.stderr
+    said = awf_lines(failed)
+    assert len(said) == 1 and "run.jsonl: cannot be written: input/output error" in said[0], failed.stderr
+    told = json.loads(failed.stdout)
+    assert told["outcome"] == "failed" and told["exit_code"] == 1 and "value" not in told
+    out = json.loads((run_dir(counted) / "out.json").read_text())
+    assert out["outcome"] == "failed" and out["exit_code"] == 1
+    assert json.loads(counted.awf("runs", "counted/r", "--json").stdout)["status"] == "interrupted"
+    assert not fits_its_schemas(run_dir(counted))
+    readers_agree(counted)
+    again = counted.awf("run", "counted.py", "--id", "r", "--continue")
+    assert again.code == 0, again.stderr
+    assert [runs_of(counted, stage) for stage in (".x", "b", "c")] == [1, 1, 1]
+
+
 def test_a_crash_while_a_run_is_made_leaves_no_stuck_id(counted: Project, tmp_path: Path):
     argv = ["run", "counted.py", "--id", "r"]
     calls = traced(counted, argv, tmp_path)
