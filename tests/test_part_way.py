@@ -583,3 +583,30 @@ def test_following_the_start_part_way_steps_exactly_prints_no_warning(project: P
     assert done.code == 0, done.stderr
     for result in (first, done):
         assert not [line for line in result.stderr.splitlines() if line.startswith("!")], result.stderr
+
+
+FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+
+
+@pytest.mark.skipif(not os.path.exists(FAKETIME), reason="libfaketime is not installed (apt-get install faketime)")
+def test_stages_are_listed_in_the_order_the_run_recorded_them_even_when_they_end_in_one_millisecond(project: Project):
+    """A stopped clock: every stage ends at the same instant, so only run.jsonl can order them."""
+    frozen = {"LD_PRELOAD": FAKETIME, "FAKETIME": "2026-06-01 12:00:00", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+    write_pipe(project)
+    assert project.awf("run", "pipe.py", "--id", "r1", env=frozen).code == 0
+    order = ["plan", "review", "notify", "build"]
+    for redo in (None, "review"):
+        if redo is not None:  # a redo of the middle: its stages are recorded again, in the same order
+            again = project.awf("run", "pipe.py", "--id", "r1", "--continue", "--from-stage", redo, env=frozen)
+            assert again.code == 0, again.stderr
+        refused = project.awf("run", "pipe.py", "--id", "r1", "--continue", "--from-stage", "buidl", env=frozen)
+        assert refused.stderr.endswith(f"recorded: {', '.join(order)}\n")
+        completed = project.awf("run", "pipe.py", "--id", "r1", "--continue", env=frozen)
+        listed = [
+            line.split()[0] for line in completed.stderr.splitlines() if line.startswith("  ") and "e.g." not in line
+        ]
+        assert listed == order, completed.stderr
+        runs = project.awf("runs", "pipe/r1", "--json", env=frozen)
+        assert [s["stage"] for s in json.loads(runs.stdout)["stages"]] == order, runs.stdout
+        preview = project.awf("run", "pipe.py", "--id", "r1", "--continue", "--from-stage", "build", "--plan", "--json")
+        assert [s["stage"] for s in json.loads(preview.stdout)["stages"]] == order[:3], preview.stdout

@@ -128,6 +128,29 @@ def test_a_full_disk_at_a_stage_line_fails_the_attempt_naming_the_file_and_a_con
     assert [runs_of(counted, stage) for stage in (".x", "b", "c")] == [1, 1, 1]
 
 
+def test_an_io_error_on_the_attempt_end_line_exits_1_with_one_awf_line_never_completed(
+    counted: Project, tmp_path: Path
+):
+    argv = ["run", "counted.py", "--id", "r", "--json"]
+    calls = traced(counted, argv, tmp_path)
+    ends = [c.nth for c in calls if c.name == "write" and "run.jsonl>" in c.text and '\\"attempt-end\\"' in c.text]
+    assert len(ends) == 1
+    failed = inject(argv, counted.path, counted.env, "write", ends[0], "error=EIO")
+    assert failed.code == 1 and no_traceback(failed), failed.stderr
+    said = awf_lines(failed)
+    assert len(said) == 1 and "run.jsonl: cannot be written: input/output error" in said[0], failed.stderr
+    told = json.loads(failed.stdout)
+    assert told["outcome"] == "failed" and told["exit_code"] == 1 and "value" not in told
+    out = json.loads((run_dir(counted) / "out.json").read_text())
+    assert out["outcome"] == "failed" and out["exit_code"] == 1
+    assert json.loads(counted.awf("runs", "counted/r", "--json").stdout)["status"] == "interrupted"
+    assert not fits_its_schemas(run_dir(counted))
+    readers_agree(counted)
+    again = counted.awf("run", "counted.py", "--id", "r", "--continue")
+    assert again.code == 0, again.stderr
+    assert [runs_of(counted, stage) for stage in (".x", "b", "c")] == [1, 1, 1]
+
+
 def test_a_crash_while_a_run_is_made_leaves_no_stuck_id(counted: Project, tmp_path: Path):
     argv = ["run", "counted.py", "--id", "r"]
     calls = traced(counted, argv, tmp_path)
@@ -206,6 +229,39 @@ def test_a_link_planted_in_a_run_folder_is_never_written_through(counted: Projec
     assert len(awf_lines(refused)) == 1 and "symbolic link" in refused.stderr
     assert (tmp_path / "log").read_bytes() == before
     assert counted.awf("logs", "counted/r").code == 3
+
+
+def test_a_run_folder_or_stages_folder_that_is_a_link_is_refused_naming_it(counted: Project, tmp_path: Path):
+    stopped_at_b(counted)
+    folder = run_dir(counted)
+    moved = tmp_path / "moved"
+    folder.rename(moved)
+    folder.symlink_to(moved)
+    before = (moved / "run.jsonl").read_bytes()
+    for argv in (["run", "counted.py", "--id", "r", "--continue"], ["runs", "counted/r"]):
+        refused = counted.awf(*argv)
+        assert refused.code == 3 and no_traceback(refused), refused.stderr
+        assert len(awf_lines(refused)) == 1 and f"{folder}: is a symbolic link" in refused.stderr
+    assert (moved / "run.jsonl").read_bytes() == before
+    # A new run on an id whose folder is a link, even one to nothing, is refused before anything is made.
+    other = run_dir(counted, "n")
+    other.symlink_to(tmp_path / "nowhere")
+    new = counted.awf("run", "counted.py", "--id", "n")
+    assert new.code == 2 and no_traceback(new) and f"{other} is a symbolic link" in new.stderr
+    assert not (tmp_path / "nowhere").exists()
+
+    folder.unlink()
+    moved.rename(folder)
+    stages = folder / "stages"
+    stages.rename(tmp_path / "stages")
+    stages.symlink_to(tmp_path / "stages")
+    for argv in (["runs", "counted/r"], ["run", "counted.py", "--id", "r", "--continue"]):
+        refused = counted.awf(*argv)
+        assert refused.code == 3 and no_traceback(refused), refused.stderr
+        assert f"{stages}: is a symbolic link" in refused.stderr
+    stages.unlink()
+    (tmp_path / "stages").rename(stages)
+    assert counted.awf("run", "counted.py", "--id", "r", "--continue").code == 0
 
 
 def test_a_run_root_that_is_a_file_is_one_awf_line_and_exit_2(counted: Project):

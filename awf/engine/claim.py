@@ -194,6 +194,7 @@ def create(identity: Identity, before: Callable[[], None] | None = None) -> Clai
 def claim_continue(request: RunRequest, workflow: Workflow[Any], root: Path, cwd: Path) -> Claimed:
     """The next attempt of the run --id names, claimed; Refusal, saying why and what to do, when it cannot be."""
     paths = RunPaths(root, workflow.name, _continued_id(request, workflow))
+    folder.refuse_links(paths)  # before anything is read through a link
     if paths.dir.exists() and not paths.dir.is_dir():
         raise Refusal(
             f"{paths.dir} is a file, where run {paths.name} keeps its folder; move it away, or give another id"

@@ -194,13 +194,7 @@ def write_ending(
     except RecordWriteError as error:
         ending.write_error = ending.write_error or error
     if ending.write_error is not None:
-        # What the record could not take is the attempt's ending: failed, saying which file and why.
-        ending.outcome, ending.exit_code = attempt_outcome.FAILED, attempt_outcome.exit_code(attempt_outcome.FAILED)
-        ending.reason = str(ending.write_error)
-        ending.go_on = ending.go_on or request.go_on(paths.id)
-        out.update(
-            {"outcome": ending.outcome, "exit_code": ending.exit_code, "reason": ending.reason, "go_on": ending.go_on}
-        )
+        _failed_by_the_record(request, ending, out)
     ending.out = {**out}
     end_line = entries.attempt_end(
         attempt=state.attempt,
@@ -216,7 +210,28 @@ def write_ending(
     try:
         entries.append(paths.log, end_line)
     except RecordWriteError as error:
-        ending.write_error = ending.write_error or error  # the run reads interrupted
+        # The run reads interrupted, and the attempt says so: failed, exit 1, the awf: line naming
+        # the log; never the outcome the log could not take. out.json follows if it still can.
+        if ending.write_error is None:
+            ending.write_error = error
+            _failed_by_the_record(request, ending, out)
+            ending.out = {**out}
+            try:
+                folder.write_out(paths, out)
+            except RecordWriteError:
+                pass  # the log's error is the one told
+
+
+def _failed_by_the_record(request: RunRequest, ending: AttemptEnd, out: file_kinds.OutRecord) -> None:
+    """What the record could not take is the attempt's ending: failed, saying which file and why."""
+    assert ending.write_error is not None
+    ending.outcome, ending.exit_code = attempt_outcome.FAILED, attempt_outcome.exit_code(attempt_outcome.FAILED)
+    ending.reason = str(ending.write_error)
+    ending.go_on = ending.go_on or request.go_on(out["id"])
+    out.update(
+        {"outcome": ending.outcome, "exit_code": ending.exit_code, "reason": ending.reason, "go_on": ending.go_on}
+    )
+    out.pop("value", None)
 
 
 def _out(workflow: Workflow[Any], state: AttemptState, ending: AttemptEnd, started: float) -> file_kinds.OutRecord:

@@ -12,7 +12,7 @@ from . import waiting
 from .clock import age, iso
 from .costs import CostSum, TurnCost, add_up, breakdown, turn_costs
 from .errors import RecordError
-from .folder import Attempt, History, read_history, read_json_file, read_stage_records
+from .folder import Attempt, History, read_history, read_json_file, read_stage_records, refuse_links
 from .layout import RUNS_DIR, RunPaths
 from .log import read_lines
 from .redo import stale_stages
@@ -156,6 +156,7 @@ def read_detail(paths: RunPaths, here: Path | None = None) -> RunDetail:
     cannot be read at all. A damaged line of the log, an unreadable stage record, out.json or
     attempt.pid is kept as its error, to be shown beside the rest."""
     unreadable: list[RecordError] = []
+    refuse_links(paths)  # as a continue does: nothing of a run is read through a link
     history = read_history(paths, problems=unreadable)
     moved = paths.log.stat().st_mtime
     seen = _LogRead(paths)

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from . import entries, file_kinds
-from .clock import parse_iso
 from .errors import RecordError
 from .files import (
     ensure_dir,
@@ -35,7 +34,7 @@ from .files import (
 from .layout import RunPaths, prepare_root
 from .liveness import is_alive, process_start
 from .locks import holding, take
-from .log import Line, LogRead, parse_lines, read_lines, read_log, set_torn_tail_aside, unreadable
+from .log import Line, LogRead, parse_lines, read_lines, read_log, read_log_bytes, set_torn_tail_aside, unreadable
 from .schemas import check
 
 # The record's one entry point for the layers above: what they write and read goes through here.
@@ -301,6 +300,11 @@ def refuse_if_taken(paths: RunPaths, *, locked: bool = True) -> None:
         with holding(paths.workflow_dir / ".new-run.lock"):
             refuse_if_taken(paths)
         return
+    if paths.dir.is_symlink():
+        raise Refused(
+            f"{paths.dir} is a symbolic link, where run {paths.name} keeps its folder, and awf follows no link "
+            "in a run's folder; remove the link, or pick another id"
+        )
     same = existing_id_like(paths)
     if same is None and not paths.dir.exists():
         return
@@ -411,14 +415,14 @@ _RECORD_NAMES = ("run.jsonl", "stages", "out.json", "attempt.pid", "attempt.lock
 
 def refuse_links(paths: RunPaths) -> None:
     """A RecordError for a symbolic link planted where a file or folder of the record goes: awf
-    would read or write through it, anywhere."""
-    for name in _RECORD_NAMES:
-        path = paths.dir / name
+    would read or write through it, anywhere. The run's folder itself first: a link there would
+    have every write go elsewhere, and the folder syncs that refuse links fail on it."""
+    for path in (paths.dir, *(paths.dir / name for name in _RECORD_NAMES)):
         if path.is_symlink():
             raise RecordError(
                 path,
                 "is a symbolic link, and awf follows no link in a run's folder",
-                "put the file itself there, or remove the link",
+                f"put the {'folder' if path in (paths.dir, paths.stages) else 'file'} itself there, or remove the link",
             )
 
 
@@ -462,17 +466,40 @@ def read_stage_records(paths: RunPaths) -> dict[str, dict[str, Any] | RecordErro
             records[stage] = error
         except FileNotFoundError:
             continue
-    # In the order they were recorded, as a person reads a run; unreadable ones last.
-    return dict(sorted(records.items(), key=lambda item: _recorded_at(item[1])))
+    # In the order they were recorded, as a person reads a run: the order of their last `stage`
+    # lines in run.jsonl, never a clock, which two stages ending in one millisecond share. A
+    # record the log lacks (a crash came between its file and its line) is the newest; an
+    # unreadable one comes last.
+    order = _recorded_order(paths) if len(records) > 1 else {}
+    unlogged = len(order)
+
+    def place(item: tuple[str, dict[str, Any] | RecordError]) -> tuple[int, int]:
+        name, record = item
+        return (1 if isinstance(record, RecordError) else 0, order.get(name, unlogged))
+
+    return dict(sorted(records.items(), key=place))  # a stable sort: ties stay in name order
 
 
-def _recorded_at(record: dict[str, Any] | RecordError) -> float:
-    if isinstance(record, RecordError):
-        return float("inf")
+# The head of a `stage` line as awf writes it, up to the stage's name (names need no escaping).
+_STAGE_NAME = re.compile(
+    rb'^\{"version": \d+, "kind": "stage", "at": "[^"]*", "attempt": \d+, "stage": "([a-z0-9._@-]+)"',
+    re.MULTILINE,
+)
+
+
+def _recorded_order(paths: RunPaths) -> dict[str, int]:
+    """Each stage's place among the stage lines of the log, by its last line; empty when the log
+    cannot be read (its reader says why elsewhere)."""
     try:
-        return parse_iso(record.get("ended") or "")
-    except ValueError:
-        return float("inf")
+        data = read_log_bytes(paths.log)
+    except (OSError, RecordError):
+        return {}
+    order: dict[str, int] = {}
+    for match in _STAGE_NAME.finditer(data):
+        name = match.group(1).decode()
+        order.pop(name, None)
+        order[name] = 0
+    return {name: place for place, name in enumerate(order)}
 
 
 def write_stage_record(paths: RunPaths, record: file_kinds.StageRecord) -> None:
