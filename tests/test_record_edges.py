@@ -120,3 +120,66 @@ def test_the_first_run_in_a_fresh_folder_fsyncs_each_parent_it_made(project: Pro
     synced = set(re.findall(r"fsync\(\d+<([^>]*)>\)", out.read_text()))
     for folder in (project.path, project.path / ".awf", project.path / ".awf" / "runs"):
         assert str(folder) in synced, f"{folder} was not fsynced: {sorted(synced)}"
+
+
+REDO = """
+import pathlib
+import awf
+
+async def one():
+    with open("ran-a", "a") as handle:
+        handle.write("a\\n")
+    return 1
+
+async def two():
+    return 2
+
+@awf.workflow(name="w")
+async def flow(wf):
+    await wf.stage("a", one, result={"type": "integer"})
+    await wf.stage("b", two, result={"type": "integer"})
+"""
+
+
+def _crash_redo_at(project: Project, scratch: Path, marker: str) -> None:
+    """Run w/r1 to its end, then kill -9 its --from-stage a redo at the write that holds `marker`."""
+    from faults_support import inject, trace
+
+    project.write("wf.py", REDO)
+    assert project.awf("run", "wf.py", "--id", "r1").code == 0
+    redo = ["run", "wf.py", "--id", "r1", "--continue", "--from-stage", "a"]
+    # Traced on a copy, so the run the crash is injected into is the one the first attempt left.
+    copy = scratch / "traced"
+    shutil.copytree(project.path, copy)
+    _, calls = trace(redo, copy, project.env, scratch / "strace.out")
+    hits = [c.nth for c in calls if c.name == "write" and marker in c.text]
+    assert hits, "the redo wrote no such line"
+    killed = inject(redo, project.path, project.env, "write", hits[0], "signal=SIGKILL")
+    assert killed.code != 0
+
+
+@pytest.mark.faults
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_a_redo_killed_after_its_stage_record_and_before_its_line_reuses_that_record(
+    project: Project, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _crash_redo_at(project, tmp_path_factory.mktemp("trace"), '\\"kind\\": \\"stage\\", \\"at')
+    ran = (project.path / "ran-a").read_text()  # the traced redo ran in the run's folder too
+    result = project.awf("run", "wf.py", "--id", "r1", "--continue")
+    assert result.code == 0, result.stderr
+    assert (project.path / "ran-a").read_text() == ran  # the redo's record of a is reused
+    out = json.loads((project.run_dir("w", "r1") / "out.json").read_text())
+    assert [[s["stage"], s["how"]] for s in out["stages"]] == [["a", "reused"], ["b", "ran"]]
+
+
+@pytest.mark.faults
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_a_redo_killed_inside_its_stage_is_left_to_the_next_continue(
+    project: Project, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _crash_redo_at(project, tmp_path_factory.mktemp("trace"), "stages/a.json~")
+    result = project.awf("run", "wf.py", "--id", "r1", "--continue")
+    assert result.code == 0, result.stderr
+    assert "redoes from stage a again" in result.stderr, result.stderr
+    out = json.loads((project.run_dir("w", "r1") / "out.json").read_text())
+    assert [[s["stage"], s["how"]] for s in out["stages"]] == [["a", "ran"], ["b", "ran"]]
