@@ -262,3 +262,28 @@ def test_a_run_whose_files_cannot_be_read_is_named_once_and_serve_goes_on_servin
         assert serve.process.poll() is None
         assert sorted(path.name for path in making.iterdir()) == ["attempt.lock"]
     assert len([line for line in serve.lines() if line.startswith("cannot wake inbox/bad")]) == 1
+
+
+def test_serve_whose_run_root_is_removed_and_made_again_stops_saying_why(project: Project):
+    project.write("inbox.py", INBOX.replace("COUNT", "1"))
+    assert project.awf("run", "inbox.py", "--id", "waiting").code == 0
+    serve = Serving(project)
+    try:
+        serve.wait_for("asleep until")
+        root = project.path / ".awf" / "runs"
+        shutil.rmtree(root)
+        root.mkdir()
+        code = serve.process.wait(timeout=30)
+    finally:
+        if serve.process.poll() is None:
+            serve.stop()
+        serve.output.close()
+    said = (project.path / "serve.out").read_text()
+    assert code == 3, said
+    assert "was removed and made again" in said and "start awf serve again" in said
+    assert "Traceback" not in said
+    # The new root is free: a second serve takes it, and serves it.
+    assert project.awf("run", "inbox.py", "--id", "again").code == 0
+    with serving(project):
+        assert project.awf("send", "inbox/again", "x", "--data", "1", "--no-wake").code == 0
+        wait_until(lambda: bool(entries(project, "inbox", "again", "attempt-end")[1:]), "the send woke the run")

@@ -29,11 +29,14 @@ from . import output
 from .errors import ExitCode
 from .run_target import TargetError, Where
 
-LONGEST_SLEEP = 3600.0  # seconds; nothing is due, but a signal is still looked at
 # The files whose change can make a run ready: its inbox, and the lock its attempt holds for life.
 WATCHED = ("events.jsonl", "attempt.lock")
 ENDING_LOOKS = 20  # looks at a run whose lock closed while its attempt still seemed alive (10 s in all)
 LOOK_EVERY_ON_RAY = 10.0  # seconds between looks at every run when attempts run on other nodes
+# Seconds between checks that the run root is still the folder serve watches and holds its lock
+# in; its parent is watched too, so a root removed is most often seen at once.
+ROOT_CHECK_EVERY = 5.0
+GONE = 3  # the exit code when the run root was removed or replaced under serve
 
 
 def serve_command(
@@ -94,6 +97,7 @@ class Serve:
         self._due: dict[tuple[str, str], float] = {}
         self._ending: dict[tuple[str, str], int] = {}  # run -> looks since its lock closed with the attempt alive
         self._told: dict[tuple[str, str], str] = {}  # the last thing said of a run that is not woken
+        self._root_id = _identity(root)
 
     def changed(self, path: str, *, event: bool) -> None:
         parts = Path(path).relative_to(self.root).parts
@@ -130,6 +134,15 @@ class Serve:
         watcher.schedule(
             Changes(), str(self.root), recursive=True, event_filter=[FileClosedEvent, FileCreatedEvent, FileMovedEvent]
         )
+        root = os.path.normpath(self.root)
+
+        class Parent(FileSystemEventHandler):
+            def on_any_event(self, event: Any) -> None:
+                paths = (str(getattr(event, "dest_path", "") or ""), str(event.src_path))
+                if root in (os.path.normpath(path) for path in paths if path):
+                    serve.wakeup.set()  # the root itself was removed, moved or made
+
+        watcher.schedule(Parent(), str(self.root.parent), recursive=False)
         watcher.start()
         self.log.say(f"serving {self.root}" + (" (placing attempts on Ray)" if self.placement else ""))
         try:
@@ -139,6 +152,11 @@ class Serve:
             self.log.say(f"looked at {len(runs)} runs; asleep until an event comes, an attempt ends or a time is due")
             looked = time.monotonic()
             while not self.stopping:
+                gone = self._root_gone()
+                if gone is not None:
+                    self.log.to_file = False  # serve.log went with the old root
+                    self.log.say(gone)
+                    return GONE
                 if self.placement is not None and time.monotonic() - looked >= LOOK_EVERY_ON_RAY:
                     looked = time.monotonic()
                     with self._guard:
@@ -151,15 +169,29 @@ class Serve:
         finally:
             watcher.stop()
             watcher.join(timeout=5)
-            self.log.say("stopped; parked runs stay parked until the next wake")
+            if self.log.to_file:
+                self.log.say("stopped; parked runs stay parked until the next wake")
         return 0
+
+    def _root_gone(self) -> str | None:
+        """Why serve cannot go on serving its run root, when it was removed or replaced: its watch
+        and its lock are on the folder that was, so it would wake nothing and let a second serve
+        start beside it."""
+        now = _identity(self.root)
+        if now == self._root_id:
+            return None
+        what = "was removed" if now is None else "was removed and made again"
+        return (
+            f"the run root {self.root} {what}, so this serve watches nothing there and holds no lock on it; "
+            "stopping: start awf serve again to serve the runs there now"
+        )
 
     def _sleep(self) -> float:
         with self._guard:
             if self._changed:
                 return 0
             soonest = min(self._due.values(), default=None)
-        longest = LONGEST_SLEEP if self.placement is None else LOOK_EVERY_ON_RAY
+        longest = ROOT_CHECK_EVERY if self.placement is None else min(ROOT_CHECK_EVERY, LOOK_EVERY_ON_RAY)
         if soonest is None:
             return longest
         return min(longest, max(0.0, soonest - time.time()))
@@ -209,6 +241,15 @@ class Serve:
             self.log.say(f"gave up on {paths.name}, {woken.why}" if woken.state == "crash-looping" else woken.why)
 
 
+def _identity(root: Path) -> tuple[int, int] | None:
+    """The run root's device and inode, or None when it is gone."""
+    try:
+        stat = os.stat(root)
+    except OSError:
+        return None
+    return (stat.st_dev, stat.st_ino)
+
+
 def _reap_children() -> None:
     """Collect the continues serve started that have ended, so none lingers as a zombie."""
     while True:
@@ -225,8 +266,10 @@ class _Log:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.to_file = True
 
     def say(self, text: str) -> None:
         line = f"{datetime.now().astimezone().isoformat(timespec='seconds')} {text}"
         output.error_line(line)
-        append_line(self.path, {"at": line[:25], "text": text}, sync=False)
+        if self.to_file:
+            append_line(self.path, {"at": line[:25], "text": text}, sync=False)

@@ -69,7 +69,7 @@ def find_start(
 
         mark, from_stage = attempt_events.redo_mark(run.history, run.attempt, request.from_stage)
     else:
-        mark, from_stage = None, request.from_stage or _inherited_from_stage(run.history)
+        mark, from_stage = None, request.from_stage or _inherited_from_stage(run.history, records)
     start = Start(records, from_stage, values, mark)
     if from_stage or request.preview:
         start.look = look = _look_ahead(workflow, run, start, request.preview)
@@ -102,8 +102,10 @@ def preview(request: RunRequest, run: Run, claimed: Claimed | None, start: Start
     return Preview(run.paths.name, run.attempt, start.look, start.from_stage, go_on, start.records, start.preset)
 
 
-def _inherited_from_stage(history: folder.History | None) -> str | None:
-    """A crash during a --from-stage redo leaves that redo to the next continue."""
+def _inherited_from_stage(history: folder.History | None, records: dict[str, Any]) -> str | None:
+    """A crash during a --from-stage redo leaves that redo to the next continue: unless the
+    stage it redid recorded its success before the crash (its record renamed into place, its
+    line not yet appended), as a continue reuses any such record."""
     last = history.last if history else None
     if last is None or last.end is not None or last.is_live():
         return None
@@ -112,6 +114,9 @@ def _inherited_from_stage(history: folder.History | None) -> str | None:
         return None
     if last.start_point is not None and last.open_stage != from_stage:
         return None  # it got past the stage it redid; a plain continue picks up after it
+    record = records.get(str(from_stage))
+    if isinstance(record, dict) and record.get("attempt") == last.number and record.get("outcome") == "succeeded":
+        return None  # the redo ended its stage; a plain continue reuses it and goes on after it
     return str(from_stage)
 
 

@@ -56,7 +56,7 @@ def dumps(obj: Any) -> str:
 
 def ensure_dir(path: Path) -> None:
     """Create `path` and its missing parents, each with mode 0700 (mkdir's `parents` would give
-    the parents the default mode)."""
+    the parents the default mode), and fsync the parent of each folder made."""
     missing = []
     while not untrusted.is_dir(path):
         missing.append(path)
@@ -71,6 +71,10 @@ def ensure_dir(path: Path) -> None:
                 raise write_failed(folder, NotADirectoryError(errno.ENOTDIR, "it is a file, not a folder")) from None
         except OSError as error:
             raise write_failed(folder, error) from None
+    # A folder made is an entry in its parent: without the parent's fsync a power cut may lose
+    # the folder, and with it a run whose lines were on the disk.
+    for folder in missing:
+        fsync_dir(folder.parent)
 
 
 def fsync_dir(path: Path) -> None:

@@ -32,7 +32,7 @@ from .files import (
     write_json_lines,
 )
 from .layout import RunPaths, prepare_root
-from .liveness import is_alive, process_start
+from .liveness import is_alive, process_start, this_boot
 from .locks import holding, take
 from .log import Line, LogRead, parse_lines, read_lines, read_log, read_log_bytes, set_torn_tail_aside, unreadable
 from .schemas import check
@@ -263,6 +263,9 @@ def _holder_text(paths: RunPaths) -> str:
 
     waited_until = time.monotonic() + HOLDER_WAIT
     while True:
+        elsewhere = _holder_elsewhere(paths)
+        if elsewhere is not None:
+            return elsewhere
         held = holder(paths)
         if held is not None:
             return (
@@ -275,6 +278,23 @@ def _holder_text(paths: RunPaths) -> str:
                 "or by an awf run --plan; try again in a moment"
             )
         time.sleep(0.05)
+
+
+def _holder_elsewhere(paths: RunPaths) -> str | None:
+    """The refusal naming the host that holds the lock, when attempt.pid was written on another
+    boot (another machine, or this one before a reboot): its pid means nothing here."""
+    try:
+        pid = read_json_file(paths.pid, "attempt-pid")
+    except (FileNotFoundError, RecordError):
+        return None
+    start = pid.get("process_start")
+    if start is None or start.startswith(this_boot() + ":"):
+        return None
+    host = pid.get("host") or "another machine"
+    return (
+        f"run {paths.name} is taken by attempt {pid['attempt']} on host {host} (pid {pid['pid']} there), "
+        f"still running; wait for it to end, or stop it on {host}"
+    )
 
 
 def existing_id_like(paths: RunPaths) -> str | None:
@@ -309,6 +329,13 @@ def refuse_if_taken(paths: RunPaths, *, locked: bool = True) -> None:
     if same is None and not paths.dir.exists():
         return
     if same is not None and same != paths.id:
+        held = holder(RunPaths(paths.root, paths.workflow, same))
+        if held is not None:
+            raise Refused(
+                f"run {paths.workflow}/{same} exists, and ids that differ only in case are one run; "
+                f"attempt {held['attempt']} (pid {held['pid']}) is running it now; "
+                f"pick another id, or wait for it to end and continue it with --id {same} --continue"
+            )
         raise Refused(
             f"run {paths.workflow}/{same} exists, and ids that differ only in case are one run; "
             f"pick another id, or continue it with --id {same} --continue"

@@ -202,6 +202,8 @@ def set_torn_tail_aside(path: Path, torn_line: entries.TornLine) -> bool:
     except FileNotFoundError:
         return False
     except OSError as error:
+        if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and os.access(path, os.R_OK):
+            raise write_failed(path, error) from None  # it reads, and cannot be written
         raise RecordError(path, unreadable(error)) from None
     try:
         with open(fd, "rb+") as handle:
