@@ -79,6 +79,7 @@ class AttemptState:
         # once the run passed it.
         self.max_cost: float | None = None
         self.raise_budget: float | None = None
+        self.budget_blind_said = False  # the note that the budget cannot see some agents' cost, said once
 
 
 def mark_stage(error: BaseException, stage: str) -> BaseException:
