@@ -364,6 +364,7 @@ class Context:
         except Stop as stop:
             # Still pending: it is dropped if the workflow catches it and carries on.
             stop.stage = name
+            mark_stage(stop, name)  # a stop after the deadline or a signal: the ending names this stage
             self._finish(name, "stopped", started_at, schema=schema, reason=stop.reason)
             raise
         except Park:

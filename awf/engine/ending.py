@@ -61,9 +61,9 @@ def decide(
     """How the attempt ends, from how the workflow's run came out."""
     make = _Make(request, workflow, state, result.signal, from_stage)
     if result.signal:
-        return make.ending(attempt_outcome.CANCELLED, stage=_open_stage(state), reason=state.cancel_reason)
+        return make.ending(attempt_outcome.CANCELLED, stage=_open_stage(state, result), reason=state.cancel_reason)
     if result.timed_out:
-        return make.ending(attempt_outcome.TIMED_OUT, stage=_open_stage(state), reason=state.cancel_reason)
+        return make.ending(attempt_outcome.TIMED_OUT, stage=_open_stage(state, result), reason=state.cancel_reason)
     if result.error is None:
         return _returned(make, result.value)
     return _raised(make, result.error, history)
@@ -334,8 +334,12 @@ def _parked(make: _Make, park: Park) -> AttemptEnd:
     return ending
 
 
-def _open_stage(state: AttemptState) -> str | None:
-    return state.cancelled_in
+def _open_stage(state: AttemptState, result: Result) -> str | None:
+    """The stage a signal or the deadline cut short: the one cancelled, or the one the workflow
+    ended in when it caught the cancel (a wf.stop, an error) on its way out."""
+    if state.cancelled_in is not None:
+        return state.cancelled_in
+    return stage_of(result.error) if result.error is not None else None
 
 
 def _repeated_stop(state: AttemptState, history: folder.History | None) -> tuple[str, str] | None:

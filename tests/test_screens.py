@@ -1,0 +1,42 @@
+"""What the screens say, tried as a person would: the closing block, the refusals, the terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import Project
+
+ASK = str(Path(__file__).parent / "agents" / "ask.py") + ":ask"
+
+CAUGHT = """
+import asyncio
+import awf
+
+
+@awf.workflow(name="slow", description="A stage that stops when it is cancelled.")
+async def flow(wf):
+    async def work():
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            wf.stop("gave up")
+        return 1
+
+    return await wf.stage("slow", work)
+"""
+
+
+def test_a_timeout_inside_a_stage_that_stops_on_its_way_out_says_in_the_stage(project: Project) -> None:
+    project.write("slow.py", CAUGHT)
+    done = project.awf("run", "slow.py", "--id", "t", "--timeout", "1s", timeout=60)
+    assert done.code == 1, done.stderr
+    assert "slow/t timed-out in slow (attempt 1, exit 1)" in done.stderr
+    assert "between stages" not in done.stderr
+    [end] = [entry for entry in project.log("slow", "t") if entry["kind"] == "attempt-end"]
+    assert end["stage"] == "slow"
+
+
+def test_a_timeout_while_an_agent_works_says_in_the_stage(project: Project, tmp_path: Path) -> None:
+    done = project.awf("run", ASK, "--id", "t", "--timeout", "2s", "--", "sleeps.py", str(tmp_path / "pid"))
+    assert done.code == 1, done.stderr
+    assert "ask/t timed-out in plan (attempt 1, exit 1)" in done.stderr
