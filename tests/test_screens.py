@@ -40,3 +40,27 @@ def test_a_timeout_while_an_agent_works_says_in_the_stage(project: Project, tmp_
     done = project.awf("run", ASK, "--id", "t", "--timeout", "2s", "--", "sleeps.py", str(tmp_path / "pid"))
     assert done.code == 1, done.stderr
     assert "ask/t timed-out in plan (attempt 1, exit 1)" in done.stderr
+
+
+BROKEN = """
+import sys
+
+sys.stdin.read()
+print("loading the model with a line long enough to be cut at the width of any terminal at all", file=sys.stderr)
+print("", file=sys.stderr)
+print("Error: the API key was refused (401)", file=sys.stderr)
+print("   ", file=sys.stderr)
+sys.exit(2)
+"""
+
+
+def test_a_failed_exec_agent_shows_the_last_line_of_its_stderr_cut_to_the_width(project: Project) -> None:
+    broken = project.write("broken.py", BROKEN)
+    done = project.awf("run", ASK, "--id", "f", "--", str(broken), env={"COLUMNS": "60"})
+    assert done.code == 3, done.stderr
+    lines = done.stderr.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  why:     "))
+    assert lines[at].endswith("…") and len(lines[at]) == 60
+    assert lines[at + 1] == "           Error: the API key was refused (401)"
+    assert lines[at + 2] == "           (the whole of it: awf logs ask/f)"
+    assert "Error: the API key was refused (401)" in project.awf("logs", "ask/f").stdout
