@@ -64,3 +64,33 @@ def test_a_failed_exec_agent_shows_the_last_line_of_its_stderr_cut_to_the_width(
     assert lines[at + 1] == "           Error: the API key was refused (401)"
     assert lines[at + 2] == "           (the whole of it: awf logs ask/f)"
     assert "Error: the API key was refused (401)" in project.awf("logs", "ask/f").stdout
+
+
+TWO = """
+import awf
+
+
+@awf.workflow(name="two", description="Two stages.")
+async def flow(wf):
+    first = await wf.stage("slow", lambda: _value(1), result={"type": "integer"})
+    return await wf.stage("fast", lambda: _value(first + 1), result={"type": "integer"})
+
+
+async def _value(value):
+    return value
+"""
+
+
+def test_a_from_stage_that_breaks_the_name_rules_is_refused_with_the_name_it_may_mean(project: Project) -> None:
+    project.write("two.py", TWO)
+    assert project.awf("run", "two.py", "--id", "r").code == 0
+    before = (project.run_dir("two", "r") / "run.jsonl").read_bytes()
+    refused = project.awf("run", "two.py", "--id", "r", "--continue", "--from-stage", "Slow")
+    assert refused.code == 2 and refused.stdout == ""
+    assert refused.stderr.startswith("awf: --from-stage Slow: stage name 'Slow' may hold only lowercase")
+    assert refused.stderr.rstrip().endswith("did you mean slow?")
+    assert (project.run_dir("two", "r") / "run.jsonl").read_bytes() == before
+    spaced = project.awf("run", "two.py", "--id", "r", "--continue", "--from-stage", "Big Step")
+    assert spaced.code == 2 and "did you mean big-step?" in spaced.stderr
+    odd = project.awf("run", "two.py", "--id", "r", "--continue", "--from-stage", "a/b")
+    assert odd.code == 2 and "did you mean" not in odd.stderr
