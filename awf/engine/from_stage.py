@@ -41,7 +41,8 @@ def unknown_refusal(from_stage: str, recorded: Iterable[str] | Mapping[str, Any]
     """The refusal for a --from-stage the workflow does not enter, or None when it enters it.
 
     Only for a look-ahead that saw the whole way: `entered` is every stage the workflow enters;
-    `recorded`, the run's records by stage (or only their names). A name the run recorded and the workflow no longer enters is a renamed (or removed) stage.
+    `recorded`, the run's records by stage (or only their names). A name the run recorded and
+    the workflow no longer enters is a renamed (or removed) stage.
     """
     records = recorded if isinstance(recorded, Mapping) else dict.fromkeys(recorded)
     recorded, entered = _unique(recorded), _unique(entered)
@@ -49,7 +50,10 @@ def unknown_refusal(from_stage: str, recorded: Iterable[str] | Mapping[str, Any]
         return None
     if from_stage in recorded:
         missed = never_reached(from_stage, records, entered)
-        text = f"--from-stage {from_stage}: the workflow no longer enters it (a renamed or removed stage, or a branch not taken);"
+        text = (
+            f"--from-stage {from_stage}: the workflow no longer enters it "
+            "(a renamed or removed stage, or a branch not taken);"
+        )
         text += f" did you mean {missed.redo}?" if missed.redo else ""
         return text + f" the workflow enters: {', '.join(entered) or 'none'}"
     near = _near(from_stage, _unique([*recorded, *entered]))
