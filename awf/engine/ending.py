@@ -326,7 +326,8 @@ def _parked(make: _Make, park: Park) -> AttemptEnd:
     names = sorted({name for wait in park.waits for name in wait.get("names") or []})
     name = state.paths.name
     ending.go_on = f"awf send {name} {names[0]} --data JSON" if names else f"awf wake --run-root {state.paths.root}"
-    ending.hints = [f"wakes on: awf send {name} {n} --data JSON" for n in names]
+    # The first name is the command that goes on: the others wake it as well.
+    ending.hints = [f"also wakes on: awf send {name} {n} --data JSON" for n in names[1:]]
     if any(wait.get("due") for wait in park.waits):
         ending.hints.append("wakes after the due time with: awf wake (for cron) or a running awf serve")
     if redoing:
