@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from conftest import Project
@@ -94,3 +100,80 @@ def test_a_from_stage_that_breaks_the_name_rules_is_refused_with_the_name_it_may
     assert spaced.code == 2 and "did you mean big-step?" in spaced.stderr
     odd = project.awf("run", "two.py", "--id", "r", "--continue", "--from-stage", "a/b")
     assert odd.code == 2 and "did you mean" not in odd.stderr
+
+
+HIDE, SHOW = b"\x1b[?25l", b"\x1b[?25h"
+
+STALLS = """
+import asyncio
+import awf
+
+
+@awf.workflow(name="stalls", description="A stage that waits a long time.")
+async def flow(wf):
+    async def work():
+        await asyncio.sleep(600)
+        return 1
+
+    return await wf.stage("wait", work)
+"""
+
+
+def _read_all(fd: int, most: float = 1.0) -> bytes:
+    """What the terminal has been sent: until it is quiet for a moment, or for at most `most` seconds
+    (a live view redraws many times a second)."""
+    got = b""
+    until = time.monotonic() + most
+    while time.monotonic() < until:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if not ready:
+            return got
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            return got
+        if not chunk:
+            return got
+        got += chunk
+    return got
+
+
+def test_after_a_kill_9_in_the_live_view_the_next_awf_command_shows_the_cursor(project: Project) -> None:
+    project.write("stalls.py", STALLS)
+    main, side = pty.openpty()
+    env = {**project.env, "TERM": "xterm"}
+    try:
+        live = subprocess.Popen(
+            [sys.executable, "-m", "awf", "run", "stalls.py", "--id", "k"],
+            cwd=project.path,
+            env=env,
+            stdin=side,
+            stdout=side,
+            stderr=side,
+        )
+        log = project.run_dir("stalls", "k") / "run.jsonl"
+        deadline = time.monotonic() + 60
+        seen = b""
+        while b'"stage-start"' not in (log.read_bytes() if log.exists() else b"") or HIDE not in seen:
+            assert time.monotonic() < deadline and live.poll() is None, seen
+            seen += _read_all(main)
+        live.kill()
+        live.wait(timeout=30)
+        seen += _read_all(main)
+        assert seen.rfind(HIDE) > seen.rfind(SHOW)  # killed: the cursor stays hidden
+
+        shown = subprocess.run(
+            [sys.executable, "-m", "awf", "runs"],
+            cwd=project.path,
+            env=env,
+            stdin=side,
+            stdout=side,
+            stderr=side,
+            timeout=60,
+        )
+        assert shown.returncode == 0
+        after = _read_all(main)
+        assert SHOW in after and HIDE not in after
+    finally:
+        os.close(main)
+        os.close(side)
