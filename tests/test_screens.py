@@ -62,13 +62,30 @@ sys.exit(2)
 
 def test_a_failed_exec_agent_shows_the_last_line_of_its_stderr_cut_to_the_width(project: Project) -> None:
     broken = project.write("broken.py", BROKEN)
-    done = project.awf("run", ASK, "--id", "f", "--", str(broken), env={"COLUMNS": "60"})
-    assert done.code == 3, done.stderr
-    lines = done.stderr.splitlines()
+    main, side = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "awf", "run", ASK, "--id", "f", "--", str(broken)],
+            cwd=project.path,
+            env={**project.env, "TERM": "dumb", "COLUMNS": "60"},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=side,
+            timeout=60,
+        )
+        screen = _read_all(main, most=5.0).decode().replace("\r\n", "\n")
+    finally:
+        os.close(main)
+        os.close(side)
+    assert done.returncode == 3, screen
+    lines = screen.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("  why:     "))
     assert lines[at].endswith("…") and len(lines[at]) == 60
     assert lines[at + 1] == "           Error: the API key was refused (401)"
     assert lines[at + 2] == "           (the whole of it: awf logs ask/f)"
+    # Not on a terminal, nothing is cut.
+    piped = project.awf("run", ASK, "--id", "g", "--", str(broken))
+    assert piped.code == 3 and "the end of its stderr:\n           Error: the API key" in piped.stderr
     assert "Error: the API key was refused (401)" in project.awf("logs", "ask/f").stdout
 
 
