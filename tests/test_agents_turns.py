@@ -233,3 +233,13 @@ def assert_gone(pid: int) -> None:
     from awf.record.liveness import is_alive
 
     assert not is_alive(pid, None), f"agent process {pid} is still running"
+
+
+def test_max_cost_says_once_that_it_cannot_see_an_exec_agent(project: Project) -> None:
+    done = project.awf("run", ASK, "--id", "mc", "--max-cost", "1.00", "--", "answer.py", json.dumps(PLAN_VALUE))
+    assert done.code == 0, done.stderr
+    said = "--max-cost cannot see what some agents spend: agent planner reports no cost"
+    assert done.stderr.count(said) == 1
+    assert done.stderr.index(said) < done.stderr.index("◦ planner (exec)")  # before the turn it cannot see
+    without = project.awf("run", ASK, "--id", "nb", "--", "answer.py", json.dumps(PLAN_VALUE))
+    assert without.code == 0 and "--max-cost" not in without.stderr

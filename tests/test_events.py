@@ -93,6 +93,8 @@ def test_a_run_parks_wakes_on_send_parks_again_and_completes_with_no_process_bet
     first = merge.awf("run", "merge.py", "--id", "m1")
     assert first.code == 0, first.stderr
     assert "parked" in first.stderr and "awf send merge/m1 ci --data JSON" in first.stderr
+    # One command, once: the go on line, with no note that says it again.
+    assert first.stderr.count("awf send merge/m1 ci --data JSON") == 1
     assert out(merge)["outcome"] == "parked" and out(merge)["waits"][0]["names"] == ["ci"]
     assert gone(pids(merge)[0])
     listed = merge.awf("runs")

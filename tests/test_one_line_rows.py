@@ -1,4 +1,5 @@
-"""A reason of several lines is one line in a table and in the closing block, and whole in awf logs and out.json."""
+"""A reason of several lines is one line in a table, its first and last in the closing block, and whole in
+awf logs and out.json."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ def test_a_reason_of_several_lines_is_cut_to_its_first_in_tables_and_kept_whole_
     project.write("talk.py", WORKFLOW)
     first = project.awf("run", "talk.py", "--id", "t1")
     assert first.code == 3
-    assert "  why:     the builder said no: …\n" in first.stderr
+    # The closing block shows the first line and the last, and where the whole of it is.
+    why = "  why:     the builder said no:\n           line three\n           (the whole of it: awf logs talk/t1)\n"
+    assert why in first.stderr
     assert "■ build  stopped: the builder said no: …\n" in first.stderr
     assert "line two" not in first.stderr
 

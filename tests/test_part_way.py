@@ -364,26 +364,32 @@ def test_a_renamed_stage_has_no_record_so_a_plain_continue_starts_there(project:
     assert data["start"]["stage"] == "planning"
 
 
-def test_after_a_rename_from_stage_of_the_old_name_lists_the_recorded_stages_never_reached(project: Project):
+def test_after_a_rename_from_stage_of_the_old_name_is_refused_naming_the_new_names(project: Project):
     completed_run(project)
     write_pipe(project, plan_name="planning")
+    before = (project.run_dir("pipe", "r1") / "run.jsonl").read_bytes()
     result = continue_run(project, "--from-stage", "plan")
-    assert result.code == 3
-    assert "never reached --from-stage plan" in result.out["reason"]
-    assert "recorded stages it never reached: plan" in result.out["reason"]
-    # The command that goes on names the stage that exists now, never the one that just missed.
-    assert result.out["go_on"].endswith("--continue --from-stage planning")
+    assert result.code == 2 and result.out["error"]["exit_code"] == 2
+    assert result.stderr.startswith("awf: --from-stage plan: the workflow no longer enters it")
+    assert "did you mean planning?" in result.stderr
+    assert "the workflow enters: planning, review, notify, build" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    # Nothing recorded: the run is still the completed run it was.
+    assert (project.run_dir("pipe", "r1") / "run.jsonl").read_bytes() == before
+    assert project.awf("runs", "pipe/r1", "--json").out["status"] == "completed"
+    # --plan says the same.
+    planned = continue_run(project, "--from-stage", "plan", "--plan")
+    assert planned.code == 2 and "did you mean planning?" in planned.stderr
     assert continue_run(project, "--from-stage", "planning").code == 0
 
 
-def test_after_a_rename_the_go_on_names_the_new_stage_even_when_it_is_not_a_near_miss(project: Project):
+def test_after_a_rename_the_refusal_names_the_new_stage_even_when_it_is_not_a_near_miss(project: Project):
     completed_run(project)
     write_pipe(project, plan_name="design")
     result = continue_run(project, "--from-stage", "plan")
-    assert result.code == 3
-    # design has no record, so the attempt would stop for its value: the rename is what it says.
-    assert "recorded stages it never reached: plan" in result.out["reason"]
-    assert result.out["go_on"].endswith("--continue --from-stage design")
+    assert result.code == 2
+    # design is the one stage entered with no record: where the renamed stage now stands.
+    assert "did you mean design?" in result.stderr
     again = continue_run(project, "--from-stage", "design")
     assert again.code == 0 and [s["how"] for s in again.out["stages"]] == ["ran", "ran", "ran", "ran"]
 
@@ -552,11 +558,13 @@ def test_plan_prints_the_command_the_continue_prints_when_a_value_no_longer_fits
     assert plan_then_real(project, "--id", "r1", "--continue").endswith("--continue --from-stage plan")
 
 
-def test_plan_prints_the_command_the_continue_prints_after_a_rename(project: Project):
+def test_plan_refuses_a_from_stage_of_a_renamed_stage_as_the_continue_does(project: Project):
     completed_run(project)
     write_pipe(project, plan_name="design")
-    go_on = plan_then_real(project, "--id", "r1", "--continue", "--from-stage", "plan")
-    assert go_on.endswith("--continue --from-stage design")
+    args = ("--id", "r1", "--continue", "--from-stage", "plan")
+    preview, real = project.awf("run", "pipe.py", *args, "--plan"), project.awf("run", "pipe.py", *args)
+    assert preview.code == real.code == 2
+    assert preview.stderr == real.stderr and "did you mean design?" in real.stderr
 
 
 def test_plan_prints_the_command_a_start_part_way_prints(project: Project):

@@ -15,7 +15,7 @@ def test_the_readme_says_what_plain_pytest_skips_and_the_one_command_that_runs_e
     readme = (ROOT / "README.md").read_text()
     section = readme.split("Run the tests:", 1)[1].split("## ", 1)[0]
     assert "python -m pytest" in section and "skips" in section
-    for tool in ("claude", "codex", "tmux", "faketime", "bubblewrap", "strace"):
+    for tool in ("claude", "codex", "tmux", "faketime", "bubblewrap", "strace", "Ray"):
         assert tool in section, tool
     assert "```\n.ci/run\n```" in section
     ci = (ROOT / ".ci" / "run").read_text()

@@ -206,6 +206,10 @@ class Agent:
                 f"agent {self.key} is in a turn already: one turn at a time for an agent; "
                 "open another agent for work in parallel"
             )
+        # A harness that states no capabilities (a pane's, a test's) is taken to report cost.
+        capabilities = getattr(self.harness, "capabilities", None)
+        reports_cost = capabilities is None or capabilities.cost is not None
+        self._host.check_budget(self.key, self.turns + 1, reports_cost)
         self.busy = True
         self.turns += 1
         try:

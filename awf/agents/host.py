@@ -52,8 +52,9 @@ class Host:
     # Files that run outside every sandbox, which agents must not change: the workflow file and the
     # modules it imported from beside it.
     protected: tuple[str, ...] = ()
-    # Raises the engine's stop when the run has cost more than its --max-cost: before and after each turn.
-    check_budget: Callable[[str], None] = lambda when: None
+    # Before agent KEY's turn N starts (and whether its harness reports cost): raises the engine's
+    # stop when the run has cost more than its --max-cost.
+    check_budget: Callable[[str, int, bool], None] = lambda agent, turn, reports_cost: None
 
     @property
     def log(self) -> Path:

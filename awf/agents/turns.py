@@ -59,15 +59,13 @@ class Ask:
 
 
 def check_ask(key: str, host: Host, *, prompt: Any, schema: Any, timeout: Any, label: Any) -> Ask:
-    """The turn `agent.run(...)` asks for, or AgentError naming what is wrong with it; and the
-    run's --max-cost checked before the turn starts."""
+    """The turn `agent.run(...)` asks for, or AgentError naming what is wrong with it."""
     if not isinstance(prompt, str) or not prompt.strip():
         raise AgentError(f"agent {key}: a prompt is a non-empty string, not {prompt!r}")
     if label is not None and not isinstance(label, str):
         raise AgentError(f"agent {key}: a label is a string, not {label!r}")
     seconds = _timeout_seconds(key, timeout)
     typed = None if schema is None else host.load_schema(schema, f"agent {key}'s turn")
-    host.check_budget("before the turn started")
     return Ask(prompt, label, seconds, typed)
 
 
@@ -91,9 +89,9 @@ async def run_turn(agent: TurnAgent, host: Host, ask: Ask, number: int) -> Turn[
             settled = talk.settle(kinds.CANCELLED, reason=host.cancel_reason() or "the turn was cancelled")
         talk.finish(settled)
         raise
-    turn = talk.finish(settled)
-    host.check_budget(f"at the end of agent {agent.key}'s turn {number}")
-    return turn
+    # A turn that passes the run's --max-cost is paid for: its outcome goes to the workflow, and
+    # the budget stops the attempt before the next turn starts.
+    return talk.finish(settled)
 
 
 def _timeout_seconds(key: str, timeout: Any) -> float | None:

@@ -17,6 +17,25 @@ def main(argv: list[str] | None = None) -> None:
     if "--" in words:
         cut = words.index("--")
         words, passthrough = words[:cut], words[cut + 1 :]
+    if words[:1] != ["answer"]:  # an agent's command, in the agent's terminal: nothing of awf's view
+        show_cursor()
     from .app import run_app
 
     raise SystemExit(run_app(words, passthrough))
+
+
+def show_cursor() -> None:
+    """Show the terminal's cursor: a live view ended by kill -9 leaves it hidden, and the next awf
+    command that draws on that terminal brings it back."""
+    import os
+
+    if os.environ.get("TERM", "") == "dumb":
+        return
+    for stream in (sys.stderr, sys.stdout):
+        try:
+            if stream is not None and stream.isatty():
+                stream.write("\x1b[?25h")
+                stream.flush()
+                return
+        except (OSError, ValueError):
+            continue

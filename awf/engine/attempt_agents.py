@@ -44,7 +44,7 @@ def attach(
                 timed_out=lambda: state.timed_out,
                 sandbox=sandbox,
                 protected=_runs_outside(source),
-                check_budget=lambda when: check(state, state.max_cost, when),
+                check_budget=lambda agent, turn, reports: check(state, state.max_cost, agent, turn, reports),
             )
         )
 

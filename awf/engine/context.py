@@ -79,6 +79,7 @@ class AttemptState:
         # once the run passed it.
         self.max_cost: float | None = None
         self.raise_budget: float | None = None
+        self.budget_blind_said = False  # the note that the budget cannot see some agents' cost, said once
 
 
 def mark_stage(error: BaseException, stage: str) -> BaseException:
@@ -363,6 +364,7 @@ class Context:
         except Stop as stop:
             # Still pending: it is dropped if the workflow catches it and carries on.
             stop.stage = name
+            mark_stage(stop, name)  # a stop after the deadline or a signal: the ending names this stage
             self._finish(name, "stopped", started_at, schema=schema, reason=stop.reason)
             raise
         except Park:

@@ -61,9 +61,9 @@ def decide(
     """How the attempt ends, from how the workflow's run came out."""
     make = _Make(request, workflow, state, result.signal, from_stage)
     if result.signal:
-        return make.ending(attempt_outcome.CANCELLED, stage=_open_stage(state), reason=state.cancel_reason)
+        return make.ending(attempt_outcome.CANCELLED, stage=_open_stage(state, result), reason=state.cancel_reason)
     if result.timed_out:
-        return make.ending(attempt_outcome.TIMED_OUT, stage=_open_stage(state), reason=state.cancel_reason)
+        return make.ending(attempt_outcome.TIMED_OUT, stage=_open_stage(state, result), reason=state.cancel_reason)
     if result.error is None:
         return _returned(make, result.value)
     return _raised(make, result.error, history)
@@ -341,7 +341,8 @@ def _parked(make: _Make, park: Park) -> AttemptEnd:
     names = sorted({name for wait in park.waits for name in wait.get("names") or []})
     name = state.paths.name
     ending.go_on = f"awf send {name} {names[0]} --data JSON" if names else f"awf wake --run-root {state.paths.root}"
-    ending.hints = [f"wakes on: awf send {name} {n} --data JSON" for n in names]
+    # The first name is the command that goes on: the others wake it as well.
+    ending.hints = [f"also wakes on: awf send {name} {n} --data JSON" for n in names[1:]]
     if any(wait.get("due") for wait in park.waits):
         ending.hints.append("wakes after the due time with: awf wake (for cron) or a running awf serve")
     if redoing:
@@ -349,8 +350,12 @@ def _parked(make: _Make, park: Park) -> AttemptEnd:
     return ending
 
 
-def _open_stage(state: AttemptState) -> str | None:
-    return state.cancelled_in
+def _open_stage(state: AttemptState, result: Result) -> str | None:
+    """The stage a signal or the deadline cut short: the one cancelled, or the one the workflow
+    ended in when it caught the cancel (a wf.stop, an error) on its way out."""
+    if state.cancelled_in is not None:
+        return state.cancelled_in
+    return stage_of(result.error) if result.error is not None else None
 
 
 def _repeated_stop(state: AttemptState, history: folder.History | None) -> tuple[str, str] | None:

@@ -1,9 +1,10 @@
 """What a --from-stage may name, and which stage the command after a missed one redoes.
 
-A --from-stage that breaks the stage-name rules, or that names a stage the run never recorded
-and the look-ahead saw the workflow never enter, is refused before an attempt is recorded. One
-that is recorded but never entered (a renamed stage) stops the attempt; the command it prints
-names a stage that exists, never the one that just missed.
+A --from-stage that breaks the stage-name rules, or that names a stage the look-ahead saw the
+workflow never enter (a typo, or a recorded stage since renamed), is refused before an attempt is
+recorded, naming the stages to choose from. Where the look-ahead cannot see the whole way, one
+that is never entered stops the attempt; the command it prints names a stage that exists, never
+the one that just missed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,12 @@ from ..record.names import stage_name_problem
 def name_refusal(from_stage: str) -> str | None:
     """The refusal for a --from-stage that cannot be a stage name, or None."""
     problem = stage_name_problem(from_stage)
-    return f"--from-stage {from_stage}: {problem}" if problem else None
+    if not problem:
+        return None
+    # Stage names are lowercase, with '-' between words: the name as it would be written so.
+    near = "-".join(from_stage.strip().lower().split())
+    mean = f"; did you mean {near}?" if near != from_stage and not stage_name_problem(near) else ""
+    return f"--from-stage {from_stage}: {problem}{mean}"
 
 
 def _unique(names: Iterable[str]) -> list[str]:
@@ -31,14 +37,25 @@ def _near(from_stage: str, names: list[str]) -> str | None:
     return found[0] if found else None
 
 
-def unknown_refusal(from_stage: str, recorded: Iterable[str], entered: Iterable[str]) -> str | None:
-    """The refusal for a --from-stage neither recorded nor entered, or None when it is one of them.
+def unknown_refusal(from_stage: str, recorded: Iterable[str] | Mapping[str, Any], entered: Iterable[str]) -> str | None:
+    """The refusal for a --from-stage the workflow does not enter, or None when it enters it.
 
-    Only for a look-ahead that saw the whole way: `entered` is every stage the workflow enters.
+    Only for a look-ahead that saw the whole way: `entered` is every stage the workflow enters;
+    `recorded`, the run's records by stage (or only their names). A name the run recorded and
+    the workflow no longer enters is a renamed (or removed) stage.
     """
+    records = recorded if isinstance(recorded, Mapping) else dict.fromkeys(recorded)
     recorded, entered = _unique(recorded), _unique(entered)
-    if from_stage in recorded or from_stage in entered:
+    if from_stage in entered:
         return None
+    if from_stage in recorded:
+        missed = never_reached(from_stage, records, entered)
+        text = (
+            f"--from-stage {from_stage}: the workflow no longer enters it "
+            "(a renamed or removed stage, or a branch not taken);"
+        )
+        text += f" did you mean {missed.redo}?" if missed.redo else ""
+        return text + f" the workflow enters: {', '.join(entered) or 'none'}"
     near = _near(from_stage, _unique([*recorded, *entered]))
     text = f"--from-stage {from_stage}: no such stage;" + (f" did you mean {near}?" if near else "")
     choices = [f"recorded: {', '.join(recorded)}"] if recorded else []

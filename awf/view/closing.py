@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ def closing_lines(
             lines.append(f"  why:     {first}")
             lines += [f"           {line}" for line in rest]
         elif out.get("reason"):
-            lines.append(f"  why:     {first_line(out['reason'])}")
+            lines += why_lines(str(out["reason"]), name)
         lines += [f"  note:    {hint}" for hint in hints or []]
     costs = turn_costs(cost_lines(record_dir / "run.jsonl")) if record_dir is not None else []
     lines.append(f"  totals:  {totals(out, costs)}")
@@ -75,6 +76,42 @@ def closing_lines(
     if record_dir is not None:
         lines.append(f"  records: {relative(record_dir)}")
     return lines
+
+
+def why_lines(reason: str, name: str, width: int | None = None) -> list[str]:
+    """Why the attempt ended: its first line and, when there is more, its last (the line of a
+    program's stderr that says what broke), each cut to the terminal's width (where there is
+    one); the whole of it is in `awf logs`."""
+    said = [line.strip() for line in reason.splitlines() if line.strip()]
+    if not said:
+        return []
+    width = width or _terminal_width()
+    room = max(width - len(WHY), 20) if width else None
+    lines = [WHY + _cut(said[0].rstrip(" …"), room)]
+    if len(said) > 1:
+        lines.append(" " * len(WHY) + _cut(said[-1], room))
+        lines.append(" " * len(WHY) + f"(the whole of it: awf logs {name})")
+    return lines
+
+
+WHY = "  why:     "
+
+
+def _cut(line: str, room: int | None) -> str:
+    return line if room is None or len(line) <= room else line[: room - 1] + "…"
+
+
+def _terminal_width() -> int | None:
+    """The width of the terminal stderr is on ($COLUMNS where set); None (no cutting) when stderr
+    is on no terminal: a log or a pipe keeps the whole line."""
+    try:
+        if not sys.stderr.isatty():
+            return None
+        columns = os.get_terminal_size(sys.stderr.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return None
+    given = os.environ.get("COLUMNS", "")
+    return int(given) if given.isdigit() and int(given) > 0 else columns
 
 
 def totals(out: dict[str, Any], costs: list[TurnCost]) -> str:

@@ -9,6 +9,7 @@ suite: a harness joins by its line in HARNESSES (test_conformance.py).
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import time
@@ -202,30 +203,65 @@ def test_a_session_file_that_is_gone_gives_unknown_usage_and_says_why(project: P
     assert "+ 1 turn unknown" in listing
 
 
-def test_max_cost_stops_a_run_that_passes_it_and_a_higher_budget_goes_on(project: Project, model: FakeModel) -> None:
+# A million prompt tokens of claude-sonnet-4-5: $3 a call.
+BIG = Usage(input=1_000_000, cached=0, output=10)
+
+
+def test_max_cost_keeps_the_turn_that_passed_it_and_stops_before_the_next(project: Project, model: FakeModel) -> None:
     costed = Costed(project, CLAUDE, model)
-    # A million prompt tokens of claude-sonnet-4-5: $3 a call.
-    big = Usage(input=1_000_000, cached=0, output=10)
-    model.script(answer(VALUE, big), Text("Done.", usage=big))
+    model.script(answer(VALUE, BIG), Text("Done.", usage=BIG))
     first = costed.run("b1", "--max-cost", "5.00")
     assert first.code == 3, first.stderr
-    assert "more than its budget of $5.00 (--max-cost)" in first.stderr
-    assert "stopped at the end of agent worker's turn 1" in first.stderr
-    assert "--continue --max-cost 10.00" in first.stderr  # the command that goes on gives a higher budget
+    assert "the run has cost $6.00, more than its budget of $5.00 (--max-cost)" in first.stderr
+    assert "stopped before agent worker's turn 2 in stage second started" in first.stderr
+    # The turn that passed the budget was paid for: its stage succeeded and is recorded.
+    assert json.loads((project.path / ".awf/runs/work/b1/stages/first.json").read_text())["value"] == VALUE
     assert [e["outcome"] for e in costed.log("b1") if e["kind"] == "turn"] == ["answered"]
+    # What was spent (a little over $6), and nothing of the stopped stage this attempt, to a whole dollar.
+    higher = f"{math.ceil(costed.run_cost('b1')['cost']):.2f}"
+    assert higher == "7.00" and f"--continue --max-cost {higher}" in first.stderr
 
     # A continue keeps the budget: the run is over it, so it stops before another turn is paid for.
     again = costed.run("b1", "--continue")
     assert again.code == 3, again.stderr
-    assert "stopped before the turn started" in again.stderr
+    assert "stopped before agent worker's turn 1 in stage second started" in again.stderr
     assert len([e for e in costed.log("b1") if e["kind"] == "turn"]) == 1
 
-    model.script(answer(VALUE, big), Text("Done.", usage=big), answer(VALUE), Text("Done."))
-    higher = costed.run("b1", "--continue", "--max-cost", "20")
-    assert higher.code == 0, higher.stderr
+    # The printed command goes on: the first stage's record is reused, nothing is paid twice.
+    model.script(answer(VALUE), Text("Done."))
+    went_on = costed.run("b1", "--continue", "--max-cost", higher)
+    assert went_on.code == 0, went_on.stderr
     starts = [e for e in costed.log("b1") if e["kind"] == "attempt-start"]
-    assert [start["max_cost"] for start in starts] == [5.0, 5.0, 20.0]
-    assert costed.run_cost("b1")["cost"] > 12
+    assert [start["max_cost"] for start in starts] == [5.0, 5.0, 7.0]
+    assert len([e for e in costed.log("b1") if e["kind"] == "turn"]) == 2
+
+
+def test_a_turn_past_max_cost_that_ends_the_work_completes_the_run(project: Project, model: FakeModel) -> None:
+    costed = Costed(project, CLAUDE, model)
+    model.script(answer(VALUE, BIG), Text("Done.", usage=BIG))
+    done = costed.run("b2", "--max-cost", "1.00", ONE_STAGE="1")
+    assert done.code == 0, done.stderr
+    assert done.out["outcome"] == "completed" and done.out["value"] == VALUE
+    assert costed.run_cost("b2")["cost"] == pytest.approx(6.0, abs=0.01)
+
+
+def test_the_budget_that_goes_on_fits_the_stopped_stage_again(project: Project, model: FakeModel) -> None:
+    costed = Costed(project, CLAUDE, model)
+    # Turn 1 ends unanswered after the recovery prompt ($3 + $3); the stage asks again.
+    model.script(Text("Thinking.", usage=BIG), Text("Still thinking.", usage=BIG))
+    first = costed.run("b3", "--max-cost", "1.00", ONE_STAGE="1", ASK_AGAIN="1")
+    assert first.code == 3, first.stderr
+    assert "stopped before agent worker's turn 2 in stage first started" in first.stderr
+    # Some $6 spent, all of it by the stopped stage this attempt: redoing it fits in twice that.
+    spent = costed.run_cost("b3")["cost"]
+    higher = f"{math.ceil(2 * spent):.2f}"
+    assert f"--continue --max-cost {higher}" in first.stderr
+    [end] = [e for e in costed.log("b3") if e["kind"] == "attempt-end"]
+    assert end["go_on"].endswith(f"--continue --max-cost {higher}")
+
+    model.script(Text("Thinking.", usage=BIG), Text("Still thinking.", usage=BIG), answer(VALUE), Text("Done."))
+    again = costed.run("b3", "--continue", "--max-cost", higher, ONE_STAGE="1", ASK_AGAIN="1")
+    assert again.code == 0, again.stderr
 
 
 def test_max_cost_is_dollars_above_zero(project: Project) -> None:
