@@ -95,9 +95,19 @@ def test_json_answers_in_json_on_every_path(project: Project):
         "exit_code": 2,
     }
     assert error_of(project.awf("run", "steps.py", "--json", "--nope"))["kind"] == "usage"
+    project.write("raises.py", "raise RuntimeError('not today')\n")
+    assert error_of(project.awf("run", "raises.py", "--json")) | {"message": ""} == {
+        "kind": "workflow-file",
+        "message": "",
+        "exit_code": 1,
+    }
+    # An attempt that ends answers with its ending, never with an error of a kind a code suggests.
+    failed = project.awf("run", "steps.py", "--id", "j2", "--json", "--", "fail")
+    assert failed.code == 1 and json.loads(failed.stdout)["outcome"] == "failed"
     for args, kind, code in [
         (("runs", "steps/none"), "no-such-run", 1),
-        (("runs", "steps/j1", "--status", "stopped"), "refused", 2),
+        (("runs", "steps/j1", "--status", "stopped"), "usage", 2),
+        (("runs", "steps/no such id"), "usage", 2),
         (("logs", "steps/j1", "--attempt", "9"), "no-such-run", 1),
         (("send", "steps/j1", "ci"), "refused", 2),
         (("send", "steps/none", "ci"), "no-such-run", 1),
@@ -113,3 +123,20 @@ def test_json_answers_in_json_on_every_path(project: Project):
     assert broken.code == 3
     last = json.loads(broken.stdout.splitlines()[-1])["error"]
     assert last["kind"] == "unreadable" and str(log) in last["message"]
+
+
+def test_each_problem_has_one_kind_and_the_seeds_exit_code():
+    from awf.cli.errors import ExitCode, Problem
+
+    assert [int(code) for code in ExitCode] == [0, 1, 2, 3, 128, 130]  # no code is named twice
+    codes = {problem.kind: {int(p.code) for p in Problem if p.kind == problem.kind} for problem in Problem}
+    assert codes == {
+        "usage": {2},
+        "refused": {2},
+        "workflow-file": {1, 2},  # its own code raised as it loaded: 1; cannot be loaded: 2
+        "no-such-run": {1},
+        "not-running": {1},
+        "not-ended": {1},
+        "write-failed": {1},
+        "unreadable": {3},
+    }

@@ -14,7 +14,7 @@ except ImportError:  # pragma: no cover - depends on the installed typer
     import click  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 from . import output
-from .errors import CommandError, ExitCode, handled, report
+from .errors import CommandError, ExitCode, Problem, handled, report
 
 app: typer.Typer = typer.Typer(
     name="awf",
@@ -47,13 +47,13 @@ def run_app(words: list[str], passthrough: list[str] | None) -> int:
     except _NO_ARGS as shown:
         # Asked for nothing: the help is the answer, on stderr, as for any usage error.
         output.usage(shown.format_message() if hasattr(shown, "format_message") else str(shown))
-        return ExitCode.USAGE
+        return Problem.USAGE.code
     except click.exceptions.UsageError as problem:
         message = problem.format_message()
         if "unexpected extra argument" in message:
             message += "; the workflow's own arguments go after --"
         command = problem.ctx.command_path if problem.ctx else "awf"
-        return report(CommandError(f"{message}\n  see: {command} --help", ExitCode.USAGE, "usage"), json_out=json_out)
+        return report(CommandError(f"{message}\n  see: {command} --help", Problem.USAGE), json_out=json_out)
     except handled() as problem:
         # Every command's errors, for people on stderr and, with --json, for scripts on stdout.
         return report(problem, json_out=json_out)
@@ -61,7 +61,7 @@ def run_app(words: list[str], passthrough: list[str] | None) -> int:
         return int(done.exit_code)
     except _ABORT:
         return ExitCode.INTERRUPTED
-    return code if isinstance(code, int) else ExitCode.COMPLETED
+    return code if isinstance(code, int) else ExitCode.OK
 
 
 def _app_for(words: list[str]) -> typer.Typer:

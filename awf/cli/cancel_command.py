@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..record import entries, folder
 from ..record.liveness import this_boot
 from . import output
-from .errors import CommandError, ExitCode
+from .errors import CommandError, ExitCode, Problem
 from .run_target import Where, find_run
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def cancel_command(*, target: str, cwd: Path | None, run_root: Path | None) -> i
             paths.log, entries.unqueued(token=history.queued["token"], reason=f"withdrawn by awf cancel on {here}")
         )
         output.error_line(f"withdrew the queued attempt of {paths.name}: it will not start")
-        return int(ExitCode.READ_OK)
+        return int(ExitCode.OK)
     last = history.last
     if last is None or not last.is_live():
         from ..agents.leftovers import left_by_crashes
@@ -44,8 +44,7 @@ def cancel_command(*, target: str, cwd: Path | None, run_root: Path | None) -> i
             return _end_left_running(paths.name, left)
         raise CommandError(
             f"run {paths.name} has no attempt running (it is {history.status}); there is nothing to cancel",
-            ExitCode.NO_SUCH_RUN,
-            kind="not-running",
+            Problem.NOT_RUNNING,
         )
     host = last.start.get("host") or "?"
     start = last.start.get("process_start") or ""
@@ -63,7 +62,7 @@ def cancel_command(*, target: str, cwd: Path | None, run_root: Path | None) -> i
         output.error_line(
             f"asked attempt {last.number} of {paths.name} (pid {last.pid} on {host}) to end; it ends cancelled"
         )
-    return int(ExitCode.READ_OK)
+    return int(ExitCode.OK)
 
 
 def _end_left_running(run: str, left: list[LeftRunning]) -> int:
@@ -82,7 +81,6 @@ def _end_left_running(run: str, left: list[LeftRunning]) -> int:
         raise CommandError(
             f"run {run}: {', '.join(stuck)} did not end after SIGKILL; see what holds it with ps -o pid,stat,args "
             f"-g {left[0].pid} (a stat of D waits on the kernel, often a stuck mount)",
-            ExitCode.FAILED,
-            kind="not-ended",
+            Problem.NOT_ENDED,
         )
-    return int(ExitCode.READ_OK)
+    return int(ExitCode.OK)

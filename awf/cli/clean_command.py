@@ -18,18 +18,18 @@ from ..record.entries import WorktreeFields
 from ..record.errors import RecordError
 from ..record.summary import run_folders
 from . import output
-from .errors import CommandError, ExitCode
+from .errors import CommandError, ExitCode, Problem
 from .run_target import Where, find_run
 
 
 def clean_command(*, target: str | None, completed: bool, force: bool, cwd: Path | None, run_root: Path | None) -> int:
     where = Where.of(cwd, run_root)
     if (target is None) == (not completed):
-        raise CommandError("give a run (WORKFLOW/ID) or --completed, not both", ExitCode.USAGE)
+        raise CommandError("give a run (WORKFLOW/ID) or --completed, not both", Problem.USAGE)
     if target is not None:
         history = folder.read_history(find_run(target, where), ended_stages=False)
         output.result(_clean(history, force=force))
-        return int(ExitCode.READ_OK)
+        return int(ExitCode.OK)
     kept = 0
     for paths in run_folders(where.root):
         try:
@@ -46,7 +46,7 @@ def clean_command(*, target: str | None, completed: bool, force: bool, cwd: Path
         except CommandError as refused:
             output.error(str(refused))
             kept += 1
-    return int(ExitCode.REFUSED if kept else ExitCode.READ_OK)
+    return int(Problem.REFUSED.code if kept else ExitCode.OK)
 
 
 def _clean(history: folder.History, *, force: bool) -> str:
@@ -55,7 +55,7 @@ def _clean(history: folder.History, *, force: bool) -> str:
     recorded = history.run.get("worktree")
     if not recorded:
         raise CommandError(
-            f"run {name} works in {history.run['cwd']}, not in a worktree of its own: nothing to clean", ExitCode.USAGE
+            f"run {name} works in {history.run['cwd']}, not in a worktree of its own: nothing to clean", Problem.USAGE
         )
     worktree = worktrees.Worktree.from_record(cast(WorktreeFields, recorded))
     last = history.last
@@ -63,7 +63,7 @@ def _clean(history: folder.History, *, force: bool) -> str:
         raise CommandError(
             f"run {name} has a live attempt (attempt {last.number}, pid {last.pid}) working in {worktree.path}: "
             "cancel it or wait for it to end, then clean",
-            ExitCode.REFUSED,
+            Problem.REFUSED,
         )
     stays = f"its branch {worktree.branch} stays: git log {worktree.branch}"
     if not worktree.path.is_dir():
@@ -73,7 +73,7 @@ def _clean(history: folder.History, *, force: bool) -> str:
         raise CommandError(
             f"run {name}'s worktree {worktree.path} has changes nobody committed: commit them on {worktree.branch}, "
             "or give --force to throw them away",
-            ExitCode.REFUSED,
+            Problem.REFUSED,
         )
     _git(lambda tree: worktrees.remove(tree, force=force), worktree)
     return f"removed run {name}'s worktree {worktree.path}; {stays}"
@@ -83,4 +83,4 @@ def _git(do: Callable[[worktrees.Worktree], None], worktree: worktrees.Worktree)
     try:
         do(worktree)
     except worktrees.GitError as error:
-        raise CommandError(f"git could not remove {worktree.path}: {error}", ExitCode.REFUSED) from None
+        raise CommandError(f"git could not remove {worktree.path}: {error}", Problem.REFUSED) from None

@@ -14,7 +14,7 @@ from ..record.layout import RunPaths
 from ..record.log import Line, read_lines
 from ..record.summary import RunSummary, summarize
 from . import output
-from .errors import ExitCode
+from .errors import ExitCode, Problem
 from .run_target import TargetError, Where, find_run
 
 if TYPE_CHECKING:
@@ -127,10 +127,10 @@ def logs_command(  # noqa: PLR0913 — a command's function takes its options on
         return _turn(paths, turn, json_out)
     summary = summarize(paths)
     if summary is None:
-        raise TargetError(f"there is no run {paths.name}: its log is gone", ExitCode.NO_SUCH_RUN)
+        raise TargetError(f"there is no run {paths.name}: its log is gone", Problem.NO_SUCH_RUN)
     if attempt is not None and not 1 <= attempt <= summary.attempts:
         raise TargetError(
-            f"run {paths.name} has no attempt {attempt}: it has {_attempts(summary.attempts)}", ExitCode.NO_SUCH_RUN
+            f"run {paths.name} has no attempt {attempt}: it has {_attempts(summary.attempts)}", Problem.NO_SUCH_RUN
         )
     filters = Filters(attempt, stage, agent)
     start, since, sends = _where_to_start(paths, after, filters)
@@ -149,7 +149,7 @@ def logs_command(  # noqa: PLR0913 — a command's function takes its options on
         reading.sends_so_far()
     for rest in crashed:
         reading.printer.interrupted(paths, history, rest)
-    return ExitCode.READ_OK
+    return ExitCode.OK
 
 
 @dataclass
@@ -240,7 +240,7 @@ def _send_cursor(paths: RunPaths, text: str) -> Line:
         raise TargetError(
             f"cursor {text!r} does not fit run {paths.name}: a send's cursor is the one awf logs prints before "
             "it, such as e0 (the byte offset it starts at in events.jsonl)",
-            ExitCode.NO_SUCH_RUN,
+            Problem.NO_SUCH_RUN,
         )
     return found
 
@@ -250,7 +250,7 @@ def _cursor(paths: RunPaths, text: str) -> int:
     problem = TargetError(
         f"cursor {text!r} does not fit run {paths.name}: a cursor is the number awf logs prints before an "
         "entry (the byte offset it starts at in run.jsonl)",
-        ExitCode.NO_SUCH_RUN,
+        Problem.NO_SUCH_RUN,
     )
     try:
         cursor = int(text)
@@ -307,7 +307,7 @@ def _turn(paths: RunPaths, handle: str, json_out: bool) -> int:
             found.append(line)
     if not found:
         known = f"its turns are {', '.join(handles[-10:])}" if handles else "it has no turns"
-        raise TargetError(f"run {paths.name} has no turn {handle!r}: {known}", ExitCode.NO_SUCH_RUN)
+        raise TargetError(f"run {paths.name} has no turn {handle!r}: {known}", Problem.NO_SUCH_RUN)
     for line in found:
         entry = line.entry
         if json_out:
@@ -323,7 +323,7 @@ def _turn(paths: RunPaths, handle: str, json_out: bool) -> int:
         else:
             lines += [f"no answer: {entry.get('outcome')}: {entry.get('reason') or ''}"]
         output.result("\n".join(lines))
-    return ExitCode.READ_OK
+    return ExitCode.OK
 
 
 def _indented(text: str) -> list[str]:

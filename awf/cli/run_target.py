@@ -8,14 +8,14 @@ from pathlib import Path
 
 from ..record.layout import RunPaths, root_problem, run_root_for
 from ..record.names import id_problem
-from .errors import CommandError, ExitCode
+from .errors import CommandError, Problem
 
 
 class TargetError(CommandError):
-    """A run that cannot be named or found; `code` is the exit code it means."""
+    """A run that cannot be named or found."""
 
-    def __init__(self, message: str, code: ExitCode) -> None:
-        super().__init__(message, code)
+    def __init__(self, message: str, problem: Problem) -> None:
+        super().__init__(message, problem)
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,11 @@ class Where:
     def of(cls, cwd: Path | None, run_root: Path | None) -> Where:
         here = Path.cwd() if cwd is None else cwd.expanduser().absolute()
         if cwd is not None and not here.is_dir():
-            raise TargetError(f"--cwd {cwd} is not a folder", ExitCode.USAGE)
+            raise TargetError(f"--cwd {cwd} is not a folder", Problem.USAGE)
         root = run_root_for(here, run_root.expanduser() if run_root else None)
         problem = root_problem(root, given=run_root is not None)
         if problem:
-            raise TargetError(problem, ExitCode.USAGE)
+            raise TargetError(problem, Problem.USAGE)
         return cls(root, here)
 
 
@@ -46,7 +46,7 @@ def split_name(text: str) -> tuple[str, str | None]:
     if problem is None and text.endswith("/"):
         problem = f"{text!r} names no run id after the '/'"
     if problem:
-        raise TargetError(f"{problem}; name a run as WORKFLOW/ID", ExitCode.USAGE)
+        raise TargetError(f"{problem}; name a run as WORKFLOW/ID", Problem.USAGE)
     return workflow, run_id or None
 
 
@@ -54,15 +54,15 @@ def find_run(text: str, where: Where) -> RunPaths:
     """The run `WORKFLOW/ID` names, or a TargetError (exit 1) saying where it looked."""
     workflow, run_id = split_name(text)
     if run_id is None:
-        raise TargetError(f"{text!r} names a workflow, not a run: name a run as WORKFLOW/ID", ExitCode.USAGE)
+        raise TargetError(f"{text!r} names a workflow, not a run: name a run as WORKFLOW/ID", Problem.USAGE)
     paths = RunPaths(where.root, workflow, run_id)
     if (os.path.lexists(paths.log) and not paths.log.is_file()) or paths.log.is_symlink():
-        raise TargetError(f"{paths.log}: cannot be read: it is not a plain file", ExitCode.UNREADABLE)
+        raise TargetError(f"{paths.log}: cannot be read: it is not a plain file", Problem.UNREADABLE)
     if paths.dir.exists() and not paths.dir.is_dir():
         raise TargetError(
-            f"{paths.dir}: cannot be read: it is a file, where run {paths.name} keeps its folder", ExitCode.UNREADABLE
+            f"{paths.dir}: cannot be read: it is a file, where run {paths.name} keeps its folder", Problem.UNREADABLE
         )
     if not paths.log.is_file():
         hint = " (runs live in .awf/runs under the folder a run works in: give --cwd or --run-root)"
-        raise TargetError(f"there is no run {paths.name}: looked in {paths.workflow_dir}{hint}", ExitCode.NO_SUCH_RUN)
+        raise TargetError(f"there is no run {paths.name}: looked in {paths.workflow_dir}{hint}", Problem.NO_SUCH_RUN)
     return paths

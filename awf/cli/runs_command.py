@@ -9,7 +9,7 @@ from ..record.errors import RecordError
 from ..record.layout import RunPaths
 from ..record.summary import STATUSES, RunSummary, run_folders, summarize
 from . import output
-from .errors import ExitCode
+from .errors import ExitCode, Problem
 from .run_target import TargetError, Where, find_run, split_name
 
 
@@ -21,7 +21,7 @@ def runs_command(
     workflow, run_id = split_name(target) if target else (None, None)
     if run_id is not None:
         if wanted:
-            raise TargetError("--status filters a list of runs; it does not go with WORKFLOW/ID", ExitCode.USAGE)
+            raise TargetError("--status filters a list of runs; it does not go with WORKFLOW/ID", Problem.USAGE)
         return _one(find_run(target or "", where), where, json_out)
     return _listing(where, workflow, wanted, json_out)
 
@@ -31,7 +31,7 @@ def _statuses(given: list[str] | None) -> set[str]:
     unknown = sorted(wanted - set(STATUSES))
     if unknown:
         raise TargetError(
-            f"--status {', '.join(unknown)}: a run's status is one of {', '.join(STATUSES)}", ExitCode.USAGE
+            f"--status {', '.join(unknown)}: a run's status is one of {', '.join(STATUSES)}", Problem.USAGE
         )
     return wanted
 
@@ -82,7 +82,7 @@ def _listing(where: Where, workflow: str | None, wanted: set[str], json_out: boo
         output.usage(f"no runs {kind}{status}under {where.root}")
     for unreadable in problems:
         output.error(f"a run's record cannot be read: {unreadable}")
-    return ExitCode.UNREADABLE if problems else ExitCode.READ_OK
+    return Problem.UNREADABLE.code if problems else ExitCode.OK
 
 
 def _one(paths: RunPaths, where: Where, json_out: bool) -> int:
@@ -92,7 +92,7 @@ def _one(paths: RunPaths, where: Where, json_out: bool) -> int:
         run = read_detail(paths, where.here)
     except FileNotFoundError:
         raise TargetError(
-            f"there is no run {paths.name}: its log is gone from {paths.dir}", ExitCode.NO_SUCH_RUN
+            f"there is no run {paths.name}: its log is gone from {paths.dir}", Problem.NO_SUCH_RUN
         ) from None
     worktree = run.history.run.get("worktree")
     if isinstance(worktree, dict) and Path(str(worktree.get("path"))).is_dir():
@@ -111,4 +111,4 @@ def _one(paths: RunPaths, where: Where, json_out: bool) -> int:
         output.result(detail(run, left=left_lines(left)))
     for unreadable in run.problems:
         output.error(f"a file of the run cannot be read: {unreadable}")
-    return ExitCode.UNREADABLE if run.problems else ExitCode.READ_OK
+    return Problem.UNREADABLE.code if run.problems else ExitCode.OK

@@ -14,10 +14,10 @@ from ..record.inbox import append_event
 from ..record.schemas import every_problem
 from ..view.runs_table import waits_text
 from . import output
-from .errors import CommandError, ExitCode
+from .errors import CommandError, Problem
 from .run_target import Where, find_run
 
-NOT_QUEUED = ExitCode.REFUSED
+NOT_QUEUED = Problem.REFUSED
 
 
 def send_command(  # noqa: PLR0913 — a command's function takes its options one by one, as app.py hands them over
@@ -43,11 +43,11 @@ def send_command(  # noqa: PLR0913 — a command's function takes its options on
         raise CommandError(f"run {paths.name} has no event {name!r}; its workflow declares: {names}", NOT_QUEUED)
     bad_id = _event_id_problem(event_id) if event_id is not None else None
     if bad_id:
-        raise CommandError(f"{bad_id}; nothing was queued", ExitCode.USAGE, "usage")
+        raise CommandError(f"{bad_id}; nothing was queued", Problem.USAGE)
     try:
         value = _value(data, data_file)
     except ValueError as problem:
-        raise CommandError(str(problem), ExitCode.USAGE, "usage") from None
+        raise CommandError(str(problem), Problem.USAGE) from None
     schema = declared[name]
     if schema is not None:
         problems = every_problem(schema, value)

@@ -26,7 +26,7 @@ from ..record.errors import RecordError
 from ..record.files import append_line, is_temp_name
 from ..record.layout import RunPaths
 from . import output
-from .errors import ExitCode
+from .errors import Problem
 from .run_target import TargetError, Where
 
 # The files whose change can make a run ready: its inbox, and the lock its attempt holds for life.
@@ -52,10 +52,10 @@ def serve_command(
         placement = _placement(on, ray_address, ray_resources)
     except TargetError as problem:
         output.error(str(problem))
-        return problem.code
+        return int(problem.problem.code)
     except Refusal as problem:
         output.error(str(problem))
-        return int(ExitCode.REFUSED)
+        return int(Problem.REFUSED.code)
     from filelock import FileLock, Timeout
 
     where.root.mkdir(parents=True, exist_ok=True, mode=0o700)

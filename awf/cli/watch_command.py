@@ -9,7 +9,7 @@ from typing import Any
 
 from ..record.errors import RecordError
 from . import output
-from .errors import ExitCode
+from .errors import Problem
 from .run_target import Where, find_run
 
 # An attempt that never ended (its process is gone) has no exit code of its own.
@@ -30,7 +30,7 @@ def watch_command(*, target: str, color: bool, cwd: Path | None, run_root: Path 
             replay.begin(follower.new_lines())
             if replay.start is None:
                 output.error(f"run {paths.name} has no attempt to watch")
-                return ExitCode.NO_SUCH_RUN
+                return Problem.NO_SUCH_RUN.code
             seen_alive = False
             if replay.end is None:
                 from ..record.liveness import is_alive
@@ -56,7 +56,7 @@ def watch_command(*, target: str, color: bool, cwd: Path | None, run_root: Path 
     except RecordError as problem:
         _stop(view)
         output.error(f"the run's record cannot be read: {problem}")
-        return ExitCode.UNREADABLE
+        return Problem.UNREADABLE.code
     except KeyboardInterrupt:
         _stop(view)
         return 130

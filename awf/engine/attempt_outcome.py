@@ -10,11 +10,11 @@ TIMED_OUT = "timed-out"
 CANCELLED = "cancelled"
 
 
+# The Runs page's table; a cancelled attempt exits 128 plus the signal that ended it.
+EXIT_CODES = {COMPLETED: 0, PARKED: 0, FAILED: 1, TIMED_OUT: 1, STOPPED: 3}
+
+
 def exit_code(outcome: str, signal_number: int | None = None) -> int:
-    if outcome in (COMPLETED, PARKED):
-        return 0
-    if outcome == STOPPED:
-        return 3
     if outcome == CANCELLED:
         return 128 + (signal_number or 2)
-    return 1
+    return EXIT_CODES[outcome]

@@ -63,9 +63,10 @@ class Refusal(Exception):
 
 
 class LoadError(Exception):
-    """The workflow file cannot be loaded or holds no usable workflow."""
+    """The workflow file cannot be loaded or holds no usable workflow. `raised`: its own code
+    raised (or exited) as it loaded, a failure (exit 1); else it is refused (exit 2)."""
 
-    def __init__(self, message: str, *, exit_code: int = 2, detail: str | None = None) -> None:
+    def __init__(self, message: str, *, raised: bool = False, detail: str | None = None) -> None:
         super().__init__(message)
-        self.exit_code = exit_code
+        self.raised = raised
         self.detail = detail

@@ -64,16 +64,16 @@ def _execute(path: Path) -> ModuleType:
         with neighbours(resolved.parent):
             exec(code, module.__dict__)
     except SystemExit as error:
-        raise LoadError(f"{path} exited while it was loaded (SystemExit {error.code})", exit_code=1) from None
+        raise LoadError(f"{path} exited while it was loaded (SystemExit {error.code})", raised=True) from None
     except WorkflowError as error:
         # A rule of the author API the file breaks (a workflow named 'a/b'): refused, in one line.
         line = line_in(error, resolved)
-        raise LoadError(f"{path}{f':{line}' if line else ''}: {error}", exit_code=2) from None
+        raise LoadError(f"{path}{f':{line}' if line else ''}: {error}") from None
     except BaseException as error:
         line = line_in(error, resolved)
         what = f"{type(error).__name__}: {error.msg if isinstance(error, SyntaxError) else error}"
         raise LoadError(
-            f"{path}{f':{line}' if line else ''}: {what}", exit_code=1, detail=_frames_below(error)
+            f"{path}{f':{line}' if line else ''}: {what}", raised=True, detail=_frames_below(error)
         ) from None
     return module
 
