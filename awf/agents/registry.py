@@ -1,7 +1,10 @@
-"""Which harness runs an agent: the ones registered, or the module `awf.agents.harness_{name}`.
+"""Which harness runs an agent: the ones registered, the module `awf.agents.harness_{name}`, or
+a plugin: an installed package's entry point in the group `awf.harnesses`.
 
 A harness is added by writing that module with a `HARNESS` (a Harness subclass or instance):
-nothing here needs to change. `register` adds one from elsewhere (a plugin, a test).
+nothing here needs to change. A package of its own adds one by naming it in its entry points
+(`[project.entry-points."awf.harnesses"] name = "package.module:HARNESS"`); `register` adds one
+from elsewhere (a test). awf's own harness wins over a plugin of the same name.
 
 `routed_to(harness)` makes every agent opened under it run on that one harness, whatever its
 runtime names: awf.testing runs a workflow's agents ("claude", "codex", exec ...) as scripts
@@ -11,6 +14,7 @@ that way, through the same turns, channel and records as real ones.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import importlib.util
 import pkgutil
 import re
@@ -25,6 +29,7 @@ _registered: dict[str, Harness] = {}
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 # A context variable, so the routing reaches the attempt's tasks and no other thread's.
 _routed: ContextVar[Harness | None] = ContextVar("awf_routed_harness", default=None)
+GROUP = "awf.harnesses"
 
 
 class NoHarness(Exception):
@@ -72,17 +77,53 @@ def own_harness(name: str) -> Harness:
     if name in _registered:
         return _registered[name]
     module_name = f"{__package__}.harness_{name}"
-    if not _NAME.fullmatch(name) or importlib.util.find_spec(module_name) is None:
+    if _NAME.fullmatch(name) and importlib.util.find_spec(module_name) is not None:
+        module = importlib.import_module(module_name)
+        harness = getattr(module, "HARNESS", None)
+        if harness is None:
+            raise NoHarness(f"{module_name} defines no HARNESS")
+        register(harness)
+        return _registered[name]
+    plugin = _plugins().get(name)
+    if plugin is None:
         raise NoHarness(
             f"there is no harness named {name!r}; this awf has {', '.join(known()) or 'none'}. "
-            'Check the runtime\'s "harness", or upgrade awf for a harness it lacks'
+            'Check the runtime\'s "harness", install the package that adds it, or upgrade awf for a harness it lacks'
         )
-    module = importlib.import_module(module_name)
-    harness = getattr(module, "HARNESS", None)
-    if harness is None:
-        raise NoHarness(f"{module_name} defines no HARNESS")
-    register(harness)
+    _register_plugin(name, plugin)
     return _registered[name]
+
+
+def _plugins() -> dict[str, importlib.metadata.EntryPoint]:
+    """The harnesses installed packages add, by name. Read only when a name is not awf's own, so
+    an attempt on awf's harnesses never scans the installed packages."""
+    return {point.name: point for point in importlib.metadata.entry_points(group=GROUP)}
+
+
+def _register_plugin(name: str, point: importlib.metadata.EntryPoint) -> None:
+    where = f"the harness {name!r} of {_package_of(point)} ({point.value})"
+    try:
+        loaded = point.load()
+    except Exception as error:  # a plugin's own import may raise anything: name it, never crash
+        raise NoHarness(f"{where} cannot be loaded: {type(error).__name__}: {error}") from None
+    harness = getattr(loaded, "HARNESS", loaded)  # a module that defines HARNESS, or the harness itself
+    is_harness = isinstance(harness, Harness) or (isinstance(harness, type) and issubclass(harness, Harness))
+    if not is_harness:
+        raise NoHarness(f"{where} is not a Harness: name a Harness subclass, an instance, or a module with HARNESS")
+    instance = harness() if isinstance(harness, type) else harness
+    if instance.name != name:
+        raise NoHarness(f"{where} is named {instance.name!r}: its entry point and its `name` must agree")
+    from .kit import capability_problems
+
+    problems = capability_problems(instance)
+    if problems:
+        raise NoHarness(f"{where} does not keep its word: {'; '.join(problems)}")
+    register(instance)
+
+
+def _package_of(point: importlib.metadata.EntryPoint) -> str:
+    distribution = point.dist
+    return f"package {distribution.name} {distribution.version}" if distribution is not None else "a package"
 
 
 def known() -> list[str]:
@@ -91,4 +132,4 @@ def known() -> list[str]:
     for info in pkgutil.iter_modules(package.__path__):
         if info.name.startswith("harness_"):
             names.add(info.name.removeprefix("harness_"))
-    return sorted(names)
+    return sorted(names | set(_plugins()))
