@@ -13,28 +13,10 @@ from awf.agents.registry import own_harness
 
 ROOT = Path(__file__).resolve().parent.parent
 
-PLUGIN = '''
-import json
-from typing import ClassVar
-
-from awf.agents.harness import Capabilities, Harness, Message, Session, Stopped
-
-
-class Echo(Harness):
-    """Answers each prompt with its first line, without a program."""
-
-    name = "echo"
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        sessions=False, answer_in_output=True, tokens=False, cost=None, session_file=False,
-        pane=False, pane_finish=False, sandbox_login=False,
-    )
-
-    async def deliver(self, session: Session, message: Message) -> Stopped:
-        return Stopped(text=json.dumps({"heard": message.original.splitlines()[0]}))
-
-
-HARNESS = Echo
-'''
+# The plugin docs/harnesses.md shows, so the page is kept true.
+PLUGIN = re.search(
+    r"```python\n# awf_echo/__init__.py[^\n]*\n(.*?)```", (ROOT / "docs" / "harnesses.md").read_text(), re.DOTALL
+)[1]
 
 WORKFLOW = """
 import awf
