@@ -84,6 +84,11 @@ def _app_for(words: list[str]) -> typer.Typer:
     return app
 
 
+# The options every command that reads runs takes, defined once.
+LookIn = Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")]
+RunRoot = Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")]
+
+
 def _version(value: bool) -> None:
     if value:
         from .. import __version__
@@ -237,8 +242,8 @@ def runs(
         typer.Option("--status", metavar="STATUS", help="Only runs with this status (repeat, or a,b)."),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print it as JSON (schemas/runs.schema.json).")] = False,
-    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
-    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
+    cwd: LookIn = None,
+    run_root: RunRoot = None,
 ) -> int:
     """List runs, newest first, or show one run in full.
 
@@ -303,8 +308,8 @@ def logs(
         str | None,
         typer.Option("--turn", metavar="HANDLE", help="Print the prompt and answer of the turn this handle names."),
     ] = None,
-    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
-    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
+    cwd: LookIn = None,
+    run_root: RunRoot = None,
 ) -> int:
     """Print a run's history, each entry with its cursor.
 
@@ -330,8 +335,8 @@ def logs(
 def watch(
     target: Annotated[str, typer.Argument(metavar="WORKFLOW/ID", help="The run.")],
     no_color: Annotated[bool, typer.Option("--no-color", help="No colors (as NO_COLOR does).")] = False,
-    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
-    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
+    cwd: LookIn = None,
+    run_root: RunRoot = None,
 ) -> int:
     """Show the progress of a run started elsewhere.
 
@@ -345,8 +350,8 @@ def watch(
 @app.command()
 def cancel(
     target: Annotated[str, typer.Argument(metavar="WORKFLOW/ID", help="The run.")],
-    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
-    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
+    cwd: LookIn = None,
+    run_root: RunRoot = None,
 ) -> int:
     """End a run's live attempt, wherever it runs.
 
@@ -365,8 +370,8 @@ def clean(
     force: Annotated[
         bool, typer.Option("--force", help="Remove a worktree even with changes nobody committed.")
     ] = False,
-    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
-    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
+    cwd: LookIn = None,
+    run_root: RunRoot = None,
 ) -> int:
     """Remove a run's worktree; its branch and its record stay.
 
@@ -401,8 +406,8 @@ def send(
     json_out: Annotated[
         bool, typer.Option("--json", help='Print {"event": ID, "queued": true|false} (false: sent before).')
     ] = False,
-    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
-    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
+    cwd: LookIn = None,
+    run_root: RunRoot = None,
 ) -> int:
     """Send an event to a run, waking it if it waits parked.
 
@@ -430,8 +435,8 @@ def wake(
         str | None,
         typer.Argument(metavar="[WORKFLOW/ID]", help="Wake this run now, even one given up on as crash-looping."),
     ] = None,
-    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
-    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
+    cwd: LookIn = None,
+    run_root: RunRoot = None,
 ) -> int:
     """Wake every parked run that has what it waits for.
 
@@ -472,8 +477,8 @@ def serve(
 def attach(
     target: Annotated[str, typer.Argument(metavar="WORKFLOW/ID", help="The run.")],
     agent: Annotated[str | None, typer.Argument(metavar="[AGENT]", help="Show this agent's pane.")] = None,
-    cwd: Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")] = None,
-    run_root: Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")] = None,
+    cwd: LookIn = None,
+    run_root: RunRoot = None,
 ) -> int:
     """Show a run's agents' panes in this terminal.
 
