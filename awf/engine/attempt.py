@@ -80,6 +80,8 @@ class _Attempt:
         else:
             pending = new_identity(request, workflow, root, cwd)
         run = pending.run
+        if run.made_in is not None:
+            observer.notice(f"this run was made in {run.made_in}; it works in {run.cwd}, where its record now is")
         records = folder.read_stage_records(run.paths) if request.resume else {}
         start = find_start(request, workflow, run, records, values)
         if request.preview:
