@@ -49,6 +49,9 @@ class Identity:
 
     run: Run
     run_fields: entries.RunFields
+    # Its id names a run that a crash left made by this same command and never started: the
+    # command run again takes that run for its first attempt (claim_unstarted) instead of making it.
+    unstarted: bool = False
 
 
 @dataclass
@@ -84,7 +87,8 @@ def prepare_elsewhere(request: RunRequest) -> tuple[RunPaths, Path]:
     if request.resume:
         claimed = claim_continue(request, workflow, root, cwd)
     else:
-        claimed = create(new_identity(request, workflow, root, cwd))
+        identity = new_identity(request, workflow, root, cwd)
+        claimed = claim_unstarted(identity) if identity.unstarted else create(identity)
     claimed.claim.release()
     worktree = claimed.run.worktree
     # A new run's worktree is made by its first attempt: the process starts where it was started.
@@ -149,7 +153,9 @@ def new_identity(request: RunRequest, workflow: Workflow[Any], root: Path, cwd: 
         # Early, before any look-ahead; again, race-free, as the folder is made.
         folder.refuse_if_taken(paths, locked=False)
     except folder.Refused as refused:
-        raise Refusal(str(refused)) from None
+        if _unstarted_history(paths, run_fields) is None:
+            raise Refusal(str(refused)) from None
+        return Identity(run, run_fields, unstarted=True)
     return Identity(run, run_fields)
 
 
@@ -191,6 +197,49 @@ def _run_fields(request: RunRequest, workflow: Workflow[Any], run: Run) -> entri
     if request.args is not None:
         fields["args"] = dict(request.args)  # given whole by a caller in Python; prepare was not called
     return fields
+
+
+# What a new run's command fixes for the run's life: the same command run again has the same.
+_FIXED = ("workflow", "argv", "cwd", "cwd_relative", "sandbox", "worktree", "share_folder", "events", "args")
+
+
+def _unstarted_history(paths: RunPaths, run_fields: entries.RunFields) -> folder.History | None:
+    """The history of the run at `paths` when it is only a `run` line the same command would write:
+    the command made it and was killed before its first attempt started. None otherwise."""
+    if paths.dir.is_symlink() or not paths.log.is_file():
+        return None
+    try:
+        history = folder.read_history(paths, ended_stages=False)
+    except RecordError:
+        return None  # refused as any run that exists; a continue names what is wrong with it
+    if history.attempts or history.queued is not None:
+        return None
+    made: dict[str, Any] = dict(run_fields)
+    if any(history.run.get(key) != made.get(key) for key in _FIXED):
+        return None
+    return history
+
+
+def claim_unstarted(identity: Identity) -> Claimed:
+    """The run a crash left made and never started, claimed for its first attempt by the command
+    that made it, run again: the command goes on as it would have, with its --from-stage and --values."""
+    paths = identity.run.paths
+    try:
+        claim = folder.claim_existing(paths)
+    except folder.Refused as refused:
+        raise Refusal(str(refused)) from None
+    try:
+        # Read again under the claim: an attempt may have started it since it was first read.
+        history = _unstarted_history(paths, identity.run_fields)
+        if history is None:
+            raise Refusal(f"run {paths.name} exists; continue it with --id {paths.id} --continue, or pick another id")
+        folder.clear_leftovers(paths)
+        folder.write_pid(paths, 1)
+    except BaseException:
+        claim.release()
+        raise
+    identity.run.history = history
+    return Claimed(identity.run, claim)
 
 
 def create(identity: Identity, before: Callable[[], None] | None = None) -> Claimed:
