@@ -80,7 +80,9 @@ async def flow(wf):
 """
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap for a read-only mount: apt-get install bubblewrap")
+@pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="needs bubblewrap for a read-only mount: apt-get install bubblewrap"
+)
 def test_a_log_that_reads_and_cannot_be_written_is_named_as_not_written(project: Project) -> None:
     project.write("wf.py", ONE)
     assert project.awf("run", "wf.py", "--id", "r1").code == 0
