@@ -98,7 +98,7 @@ def test_a_log_that_reads_and_cannot_be_written_is_named_as_not_written(project:
         timeout=60,
     )
     if "bwrap:" in done.stderr:
-        pytest.skip(f"bubblewrap cannot run here: {done.stderr.strip()}")
+        pytest.skip(f"bubblewrap cannot run here ({done.stderr.strip()}): install it where user namespaces are allowed")
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith("awf: ")
     assert "cannot be written: read-only file system" in done.stderr
@@ -106,7 +106,7 @@ def test_a_log_that_reads_and_cannot_be_written_is_named_as_not_written(project:
     assert Path(log).read_bytes() == before
 
 
-@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace: apt-get install strace")
 def test_the_first_run_in_a_fresh_folder_fsyncs_each_parent_it_made(project: Project, tmp_path: Path) -> None:
     project.write("wf.py", ONE)
     out = tmp_path / "trace"
@@ -161,7 +161,7 @@ def _crash_redo_at(project: Project, scratch: Path, marker: str) -> None:
 
 
 @pytest.mark.faults
-@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace: apt-get install strace")
 def test_a_redo_killed_after_its_stage_record_and_before_its_line_reuses_that_record(
     project: Project, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -175,7 +175,7 @@ def test_a_redo_killed_after_its_stage_record_and_before_its_line_reuses_that_re
 
 
 @pytest.mark.faults
-@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace: apt-get install strace")
 def test_a_redo_killed_inside_its_stage_is_left_to_the_next_continue(
     project: Project, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
