@@ -22,7 +22,7 @@ from ..record.layout import root_problem, run_root_for
 from ..record.liveness import process_start
 from . import attempt_agents, attempt_folder, attempt_outcome, budget
 from . import from_stage as from_stage_rules
-from .claim import Claimed, Identity, claim_continue, create, new_identity, working_folder
+from .claim import Claimed, Identity, claim_continue, claim_unstarted, create, new_identity, working_folder
 from .context import AttemptState, Context
 from .drive import Result, drive
 from .ending import AttemptEnd, decide, write_ending
@@ -80,6 +80,8 @@ class _Attempt:
         else:
             pending = new_identity(request, workflow, root, cwd)
         run = pending.run
+        if run.made_in is not None:
+            observer.notice(f"this run was made in {run.made_in}; it works in {run.cwd}, where its record now is")
         records = folder.read_stage_records(run.paths) if request.resume else {}
         start = find_start(request, workflow, run, records, values)
         if request.preview:
@@ -102,6 +104,9 @@ class _Attempt:
         if isinstance(pending, Claimed):
             take_folder()
             self.claimed = claimed = pending
+        elif pending.unstarted:
+            self.claimed = claimed = claim_unstarted(pending)
+            take_folder()
         else:  # once the id is found free: two new runs on one id are refused as that, not as one folder
             self.claimed = claimed = create(pending, before=take_folder)
         self.ending = _run_claimed(request, workflow, claimed, observer, start)

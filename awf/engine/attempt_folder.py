@@ -8,6 +8,7 @@ from typing import Any, cast
 
 from ..record import folder_lock
 from ..record.entries import WorktreeFields
+from ..record.layout import working_folder
 from ..record.liveness import lock_is_held
 from . import attempt_outcome
 from .claim import Run
@@ -55,7 +56,7 @@ def busy(run_line: dict[str, Any], root: Path) -> str | None:
         return None
     recorded = run_line.get("worktree")
     worktree = Worktree.from_record(cast(WorktreeFields, recorded)) if isinstance(recorded, dict) else None
-    where, lock = lock_of(Path(str(run_line.get("cwd"))), worktree, root)
+    where, lock = lock_of(working_folder(run_line, root).now, worktree, root)
     if not lock_is_held(lock):
         return None
     return in_use(where, folder_lock.read_holder(lock))

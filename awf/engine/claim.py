@@ -12,11 +12,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..record import entries, folder
+from ..record import entries, folder, layout
 from ..record.clock import age
 from ..record.errors import RecordError, RecordWriteError
 from ..record.inbox import read_events
-from ..record.layout import RunPaths, run_root_for
+from ..record.layout import RunPaths, WorkingFolder, run_root_for
 from ..record.names import id_problem
 from . import attempt_outcome, attempt_sandbox
 from .durations import format_duration
@@ -40,6 +40,7 @@ class Run:
     sandbox: Any = None  # the run's sandbox profile, or None
     worktree: Worktree | None = None  # the run's own git worktree, which `cwd` is in
     share_folder: bool = False  # its attempts work beside other runs' in one folder
+    made_in: Path | None = None  # where the run was made, when its record moved and it works in `cwd` instead
 
 
 @dataclass
@@ -48,6 +49,9 @@ class Identity:
 
     run: Run
     run_fields: entries.RunFields
+    # Its id names a run that a crash left made by this same command and never started: the
+    # command run again takes that run for its first attempt (claim_unstarted) instead of making it.
+    unstarted: bool = False
 
 
 @dataclass
@@ -83,7 +87,8 @@ def prepare_elsewhere(request: RunRequest) -> tuple[RunPaths, Path]:
     if request.resume:
         claimed = claim_continue(request, workflow, root, cwd)
     else:
-        claimed = create(new_identity(request, workflow, root, cwd))
+        identity = new_identity(request, workflow, root, cwd)
+        claimed = claim_unstarted(identity) if identity.unstarted else create(identity)
     claimed.claim.release()
     worktree = claimed.run.worktree
     # A new run's worktree is made by its first attempt: the process starts where it was started.
@@ -129,14 +134,7 @@ def new_identity(request: RunRequest, workflow: Workflow[Any], root: Path, cwd: 
     """The new run the request names, checked, before anything is written: its id, its arguments and its run line."""
     argv = request.argv or []
     args = dict(request.args) if request.args is not None else _prepare(workflow, argv)
-    run_id = request.run_id
-    if run_id is None:
-        run_id = _id_from_args(workflow, args, argv)
-    if run_id is None:
-        run_id = generated_id()
-    problem = id_problem(run_id, "run id")
-    if problem:
-        raise Refusal(problem)
+    run_id = _new_id(request, workflow, args, argv)
     paths = RunPaths(root, workflow.name, run_id)
     worktree = None
     if request.worktree or workflow.worktree:
@@ -147,34 +145,101 @@ def new_identity(request: RunRequest, workflow: Workflow[Any], root: Path, cwd: 
         raise Refusal("--base goes only with --worktree: it names the commit the run's branch is made from")
     share_folder = request.share_folder or workflow.shares_folder
     sandbox = attempt_sandbox.requested(request.sandbox, cwd, worktree.path if worktree is not None else None)
-    run_fields: entries.RunFields = {
-        "workflow": workflow.name,
-        "id": run_id,
-        "argv": argv,
-        "cwd": str(cwd),
-        "sandbox": sandbox.as_record() if sandbox is not None else None,
-        "file": str(Path(request.target).absolute()),
-        "workflow_version": workflow.version,
-    }
-    if worktree is not None:
-        run_fields["worktree"] = worktree.as_record()
-    if share_folder:
-        run_fields["share_folder"] = True
-    if workflow.events:
-        from . import attempt_events
-
-        run_fields["events"] = attempt_events.declared(workflow)
-    if request.args is not None:
-        run_fields["args"] = dict(request.args)  # given whole by a caller in Python; prepare was not called
     run = Run(paths, args, cwd, 1, None, sandbox, worktree, share_folder)
+    run_fields = _run_fields(request, workflow, run)
     if request.preview:
         return Identity(run, run_fields)
     try:
         # Early, before any look-ahead; again, race-free, as the folder is made.
         folder.refuse_if_taken(paths, locked=False)
     except folder.Refused as refused:
-        raise Refusal(str(refused)) from None
+        if _unstarted_history(paths, run_fields) is None:
+            raise Refusal(str(refused)) from None
+        return Identity(run, run_fields, unstarted=True)
     return Identity(run, run_fields)
+
+
+def _new_id(request: RunRequest, workflow: Workflow[Any], args: dict[str, Any], argv: list[str]) -> str:
+    """A new run's id, checked: --id, else the workflow's id(args), else a generated one."""
+    run_id = request.run_id
+    if run_id is None:
+        run_id = _id_from_args(workflow, args, argv)
+    if run_id is None:
+        run_id = generated_id()
+    problem = id_problem(run_id, "run id")
+    if problem:
+        raise Refusal(problem)
+    return run_id
+
+
+def _run_fields(request: RunRequest, workflow: Workflow[Any], run: Run) -> entries.RunFields:
+    """The `run` line of a new run."""
+    fields: entries.RunFields = {
+        "workflow": workflow.name,
+        "id": run.paths.id,
+        "argv": request.argv or [],
+        "cwd": str(run.cwd),
+        "sandbox": run.sandbox.as_record() if run.sandbox is not None else None,
+        "file": str(Path(request.target).absolute()),
+        "workflow_version": workflow.version,
+    }
+    relative = layout.relative_cwd(run.cwd, run.paths.root) if run.worktree is None else None
+    if relative is not None:
+        fields["cwd_relative"] = relative
+    if run.worktree is not None:
+        fields["worktree"] = run.worktree.as_record()
+    if run.share_folder:
+        fields["share_folder"] = True
+    if workflow.events:
+        from . import attempt_events
+
+        fields["events"] = attempt_events.declared(workflow)
+    if request.args is not None:
+        fields["args"] = dict(request.args)  # given whole by a caller in Python; prepare was not called
+    return fields
+
+
+# What a new run's command fixes for the run's life: the same command run again has the same.
+_FIXED = ("workflow", "argv", "cwd", "cwd_relative", "sandbox", "worktree", "share_folder", "events", "args")
+
+
+def _unstarted_history(paths: RunPaths, run_fields: entries.RunFields) -> folder.History | None:
+    """The history of the run at `paths` when it is only a `run` line the same command would write:
+    the command made it and was killed before its first attempt started. None otherwise."""
+    if paths.dir.is_symlink() or not paths.log.is_file():
+        return None
+    try:
+        history = folder.read_history(paths, ended_stages=False)
+    except RecordError:
+        return None  # refused as any run that exists; a continue names what is wrong with it
+    if history.attempts or history.queued is not None:
+        return None
+    made: dict[str, Any] = dict(run_fields)
+    if any(history.run.get(key) != made.get(key) for key in _FIXED):
+        return None
+    return history
+
+
+def claim_unstarted(identity: Identity) -> Claimed:
+    """The run a crash left made and never started, claimed for its first attempt by the command
+    that made it, run again: the command goes on as it would have, with its --from-stage and --values."""
+    paths = identity.run.paths
+    try:
+        claim = folder.claim_existing(paths)
+    except folder.Refused as refused:
+        raise Refusal(str(refused)) from None
+    try:
+        # Read again under the claim: an attempt may have started it since it was first read.
+        history = _unstarted_history(paths, identity.run_fields)
+        if history is None:
+            raise Refusal(f"run {paths.name} exists; continue it with --id {paths.id} --continue, or pick another id")
+        folder.clear_leftovers(paths)
+        folder.write_pid(paths, 1)
+    except BaseException:
+        claim.release()
+        raise
+    identity.run.history = history
+    return Claimed(identity.run, claim)
 
 
 def create(identity: Identity, before: Callable[[], None] | None = None) -> Claimed:
@@ -239,14 +304,20 @@ def _continued_run(request: RunRequest, workflow: Workflow[Any], paths: RunPaths
     folder, a sandbox it keeps, and an ending that leaves something to do."""
     history = folder.read_history(paths, ended_stages=False)
     recorded_argv = history.run["argv"]
-    recorded_cwd = Path(history.run["cwd"])
     if request.argv is not None and request.argv != recorded_argv:
         raise Refusal(
             f"run {paths.name} was started with the arguments {recorded_argv}, not {request.argv}: "
             "different input is a different run; drop them to continue, or start a new run"
         )
-    if request.cwd is not None and cwd != recorded_cwd:
-        raise Refusal(f"run {paths.name} works in {recorded_cwd}, not {cwd}: a continue keeps the run's --cwd")
+    where = layout.working_folder(history.run, paths.root)
+    recorded_cwd = _kept_folder(request, where, paths, cwd)
+    made_in = where.recorded if recorded_cwd != where.recorded else None
+    if made_in is not None and history.run.get("sandbox") is not None:
+        # Its profile names the folders agents may touch by their absolute paths, in the old place.
+        raise Refusal(
+            f"run {paths.name} was made in {made_in} with a sandbox whose folders are there, and its record is now "
+            f"under {recorded_cwd}:\ncontinue it there with --cwd {made_in} --run-root {paths.root}, or start a new run"
+        )
     worktree = _kept_worktree(request, history.run, paths.name, recorded_cwd)
     first = history.attempts[0].start if history.attempts else None
     sandbox = attempt_sandbox.kept(request.sandbox, history.run.get("sandbox"), recorded_cwd, paths.name, first)
@@ -266,7 +337,31 @@ def _continued_run(request: RunRequest, workflow: Workflow[Any], paths: RunPaths
         read_events(paths)  # an inbox that cannot be read is found now, before anything is recorded
     number = (last.number if last else 0) + 1
     share_folder = bool(history.run.get("share_folder")) or request.share_folder or workflow.shares_folder
-    return Run(paths, args, recorded_cwd, number, history, sandbox, worktree, share_folder)
+    return Run(paths, args, recorded_cwd, number, history, sandbox, worktree, share_folder, made_in)
+
+
+def _kept_folder(request: RunRequest, where: WorkingFolder, paths: RunPaths, cwd: Path) -> Path:
+    """The folder a continue works in: where the run line says, or the same place in the folder its
+    record moved or was copied with; --cwd picks one of those two when the record cannot tell."""
+    if request.cwd is not None:
+        if cwd == where.recorded:
+            return where.recorded
+        if where.moved is not None and cwd == where.moved:
+            return where.moved
+        also = f" or {where.moved}" if where.moved is not None else ""
+        raise Refusal(f"run {paths.name} works in {where.recorded}{also}, not {cwd}: a continue keeps the run's --cwd")
+    if where.moved is not None and not where.certain:
+        here = f"--cwd {where.moved} to work where its record is"
+        if not where.recorded.is_dir():
+            raise Refusal(
+                f"run {paths.name} was made in {where.recorded}, which is no longer a folder, and its record is "
+                f"now under {where.moved}:\ngive {here}"
+            )
+        raise Refusal(
+            f"run {paths.name} was made in {where.recorded}, and its record is now under {where.moved}, "
+            f"another folder:\ngive {here}, or --cwd {where.recorded} --run-root {paths.root} to work where it was made"
+        )
+    return where.now
 
 
 def _kept_worktree(request: RunRequest, run_line: dict[str, Any], name: str, cwd: Path) -> Worktree | None:

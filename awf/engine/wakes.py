@@ -31,7 +31,7 @@ from typing import Any
 from ..record import file_kinds, folder
 from ..record.clock import parse_iso
 from ..record.files import write_json
-from ..record.layout import RunPaths
+from ..record.layout import RunPaths, working_folder
 from ..record.liveness import is_alive, process_start
 from ..record.locks import holding
 from ..record.waiting import GIVE_UP_AFTER, crash_loop_text
@@ -248,7 +248,7 @@ def _spawn_continue(paths: RunPaths, history: folder.History, placement: Placeme
         process = subprocess.Popen(
             command,
             # A worktree someone removed is made again by the attempt: it starts in the repository.
-            cwd=(history.run.get("worktree") or {}).get("repository") or history.run["cwd"],
+            cwd=(history.run.get("worktree") or {}).get("repository") or working_folder(history.run, paths.root).now,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,

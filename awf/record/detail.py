@@ -13,7 +13,7 @@ from .clock import age, iso
 from .costs import CostSum, TurnCost, add_up, breakdown, turn_costs
 from .errors import RecordError
 from .folder import Attempt, History, read_history, read_json_file, read_stage_records, refuse_links
-from .layout import RUNS_DIR, RunPaths
+from .layout import RUNS_DIR, RunPaths, working_folder
 from .log import read_lines
 from .redo import stale_stages
 
@@ -244,11 +244,11 @@ def go_on_command(history: History, paths: RunPaths, here: Path) -> str | None:
     if not file:
         return None
     words = ["awf", "run", _shorter(file, here), "--id", paths.id, "--continue"]
-    cwd = history.run.get("cwd")
-    if cwd and paths.root != (Path(cwd) / RUNS_DIR).absolute():
+    cwd = working_folder(history.run, paths.root).now if history.run.get("cwd") else None
+    if cwd and paths.root != (cwd / RUNS_DIR).absolute():
         words += ["--run-root", str(paths.root)]
-    elif cwd and Path(cwd) != here:
-        words += ["--cwd", cwd]
+    elif cwd and cwd != here:
+        words += ["--cwd", str(cwd)]
     from_stage = last.flags.get("from_stage") if last else None
     if from_stage and last is not None and last.start_point is None:
         words += ["--from-stage", from_stage]

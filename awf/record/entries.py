@@ -41,7 +41,10 @@ class RunFields(TypedDict):
     workflow: str
     id: str
     argv: list[str]  # the words after `--`, which prepare made the run's args of
-    cwd: str  # the folder the run works in; a continue keeps it
+    cwd: str  # the folder the run works in, absolute, as it was when the run was made
+    # The same folder relative to the one holding the run root's `.awf`, when it lies inside it:
+    # a record copied or moved with that folder works in the same place in the copy.
+    cwd_relative: NotRequired[str]
     worktree: NotRequired[WorktreeFields]  # the run's own git worktree, with --worktree
     share_folder: NotRequired[bool]  # its attempts may work beside other runs' in one folder
     sandbox: NotRequired[dict[str, Any] | None]  # the --sandbox profile (schemas/sandbox.schema.json)
