@@ -220,6 +220,8 @@ def list(
                 record=summary.dir,
             )
         )
+    # Newest first; runs made in one millisecond by name, never in the order the folder lists them.
+    found.sort(key=lambda run: (run.workflow, run.id))
     found.sort(key=lambda run: run.started or "", reverse=True)
     return found
 

@@ -47,6 +47,8 @@ def _listing(where: Where, workflow: str | None, wanted: set[str], json_out: boo
             continue
         if summary is not None and (not wanted or summary.status in wanted):
             runs.append(summary)
+    # Newest first; runs made in one millisecond by name, never in the order the folder lists them.
+    runs.sort(key=lambda run: (run.workflow, run.id))
     runs.sort(key=lambda run: run.started or "", reverse=True)
     from ..agents.leftovers import left_by_crashes
 
