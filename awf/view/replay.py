@@ -167,12 +167,12 @@ class Replay:
             return
         base = self.paths.dir / "agents" / str(self.attempt)
         try:
-            keys = os.listdir(base)
+            keys = sorted(os.listdir(base))
         except (FileNotFoundError, NotADirectoryError):
             return
         for key in keys:
             try:
-                turns = [name for name in os.listdir(base / key) if name.startswith("turn-")]
+                turns = sorted(name for name in os.listdir(base / key) if name.startswith("turn-"))
             except (FileNotFoundError, NotADirectoryError):
                 continue
             for name in turns:
