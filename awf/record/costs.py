@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 
-@dataclass
+@dataclass(slots=True)
 class TurnCost:
     attempt: int
     agent: str
@@ -28,17 +28,32 @@ class TurnCost:
 
 def turn_costs(entries: Iterable[dict[str, Any]]) -> list[TurnCost]:
     """Each turn's cost, in the order the turns were recorded, from the log's `turn` and `usage` lines."""
-    turns: dict[tuple[Any, Any, Any], TurnCost] = {}
+    costs = TurnCosts()
     for entry in entries:
+        costs.add(entry)
+    return costs.turns
+
+
+class TurnCosts:
+    """Each turn's cost, taken from the log's lines one at a time: what is kept is one TurnCost a
+    turn, never the lines."""
+
+    def __init__(self) -> None:
+        self._turns: dict[tuple[Any, Any, Any], TurnCost] = {}
+
+    def add(self, entry: dict[str, Any]) -> None:
         kind = entry.get("kind")
         if kind not in ("turn", "usage"):
-            continue
+            return
         key = (entry.get("attempt"), entry.get("agent"), entry.get("turn"))
         if kind == "usage":
-            turns[key] = _recovered(entry)
-        elif key not in turns or not turns[key].recovered:
-            turns[key] = _reported(entry)
-    return list(turns.values())
+            self._turns[key] = _recovered(entry)
+        elif key not in self._turns or not self._turns[key].recovered:
+            self._turns[key] = _reported(entry)
+
+    @property
+    def turns(self) -> list[TurnCost]:
+        return list(self._turns.values())
 
 
 def _reported(entry: dict[str, Any]) -> TurnCost:
