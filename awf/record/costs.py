@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from sys import intern
 from typing import Any
 
 
@@ -69,9 +70,9 @@ def _reported(entry: dict[str, Any]) -> TurnCost:
         tokens = _whole(usage.get("input")) + _whole(usage.get("output"))
     return TurnCost(
         _whole(entry.get("attempt")),
-        str(entry.get("agent")),
+        intern(str(entry.get("agent"))),
         _whole(entry.get("turn")),
-        entry.get("stage"),
+        _name(entry.get("stage")),
         cost,
         tokens,
         unknown,
@@ -86,9 +87,9 @@ def _recovered(entry: dict[str, Any]) -> TurnCost:
         unknown = str(entry.get("unknown") or entry.get("cost_unknown") or "unknown")
     return TurnCost(
         _whole(entry.get("attempt")),
-        str(entry.get("agent")),
+        intern(str(entry.get("agent"))),
         _whole(entry.get("turn")),
-        entry.get("stage"),
+        _name(entry.get("stage")),
         float(cost) if cost is not None else None,
         _whole(tokens.get("input")) + _whole(tokens.get("output")) if tokens else None,
         unknown,
@@ -159,6 +160,11 @@ def money(cost: float | None, unknown: int = 0) -> str:
 def _cents(cost: float | None) -> float | None:
     # Sums of floats drift in the last digits: a figure read by jq should read as it was added.
     return None if cost is None else round(cost, 10)
+
+
+def _name(value: Any) -> Any:
+    # Every turn of a stage names it: one string for them all, not one a turn, in a run of many.
+    return intern(value) if isinstance(value, str) else value
 
 
 def _number(value: Any) -> bool:

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import socket
+import sys
 import weakref
 from array import array
 from collections.abc import Callable, Iterable, Iterator
@@ -268,9 +269,9 @@ def _add_to(attempt: Attempt, item: dict[str, Any]) -> None:
     if kind == "attempt-end":
         attempt.end = item
     elif kind == "stage-start":
-        attempt.stages_started.append(item["stage"])
+        attempt.stages_started.append(sys.intern(item["stage"]))  # one string a stage, both lists
     elif kind == "stage":
-        attempt.stages_recorded.append(item["stage"])
+        attempt.stages_recorded.append(sys.intern(item["stage"]))
     elif kind == "start-point":
         attempt.start_point = item
 
