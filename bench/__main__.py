@@ -10,7 +10,19 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import agent_start, cluster, continuing, machine, memory, output, scale, serving, stage_overhead, startup
+from . import (
+    agent_start,
+    big_logs,
+    cluster,
+    continuing,
+    machine,
+    memory,
+    output,
+    scale,
+    serving,
+    stage_overhead,
+    startup,
+)
 from .harness import Figure, render
 from .session import Config, Session
 
@@ -27,6 +39,7 @@ def families() -> list[tuple[str, Family]]:
         ("output", output.figures),
         ("scale", scale.figures),
         ("reading", reading_figures),
+        ("big log", big_logs.figures),
         ("serve", serving.figures),
         ("cluster", cluster.figures),
     ]

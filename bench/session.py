@@ -59,6 +59,7 @@ class Config:
     startup_repeats: int = 20  # commands that take tens of milliseconds need more samples
     output_bytes: int = 2**30  # what the agent of the output figures prints before its answer
     placed: int = 100  # the runs placed on Ray at once
+    big_log_lines: int = 100_000  # the stage and turn lines of the big log's run
 
     @classmethod
     def full(cls) -> Config:
@@ -80,6 +81,7 @@ class Config:
             startup_repeats=1,
             output_bytes=2**20,
             placed=4,
+            big_log_lines=300,
         )
 
     def repeats_at(self, size: int) -> int:

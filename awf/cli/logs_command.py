@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -297,7 +298,7 @@ def _turn(paths: RunPaths, handle: str, json_out: bool) -> int:
     from ..view.log_text import describe, session_handle, turn_handle
 
     found: list[Line] = []
-    handles: list[str] = []
+    handles: deque[str] = deque(maxlen=10)  # the last turns, to name when none fits
     for line in read_lines(paths.log):
         if line.kind != "turn":
             continue
@@ -306,7 +307,7 @@ def _turn(paths: RunPaths, handle: str, json_out: bool) -> int:
         if handle in names:
             found.append(line)
     if not found:
-        known = f"its turns are {', '.join(handles[-10:])}" if handles else "it has no turns"
+        known = f"its turns are {', '.join(handles)}" if handles else "it has no turns"
         raise TargetError(f"run {paths.name} has no turn {handle!r}: {known}", Problem.NO_SUCH_RUN)
     for line in found:
         entry = line.entry

@@ -217,7 +217,7 @@ def _begin(
             ),
         )
         if run.history is not None:
-            attempt_agents.settle_unrecorded(run.paths, run.attempt, observer, read=run.history.read)
+            attempt_agents.settle_unrecorded(run.paths, run.attempt, observer, history=run.history)
         if workflow.events and request.from_stage:
             from . import attempt_events
 

@@ -9,7 +9,7 @@ from typing import Any
 from ..record import folder
 from ..record.errors import RecordError
 from ..record.layout import RunPaths
-from ..record.log import LogRead, read_log
+from ..record.log import open_log
 from .budget import check
 from .context import AttemptState
 from .observer import Observer
@@ -115,22 +115,23 @@ def end_left_running(left: list[Any], observer: Observer) -> list[str]:
 
 
 def settle_unrecorded(
-    paths: RunPaths, attempt: int, observer: Observer, *, own: bool = False, read: LogRead | None = None
+    paths: RunPaths, attempt: int, observer: Observer, *, own: bool = False, history: folder.History | None = None
 ) -> None:
     """Count what earlier attempts' turns used and could not record, read from their agents'
     sessions, and say so: `attempt 2 used 41,200 tokens ($0.31) that it could not record; counted now`.
     With `own`, the attempt's own turns, as it completes: no attempt comes after it to count them.
-    Given the `read` of the log the attempt's history was made of, the log is not read again."""
-    if read is None:
-        try:
-            read = read_log(paths.log)
-        except (OSError, RecordError):
-            return
-    if not read.has("turn-start"):
+    Given the attempt's `history`, a log in which no turn ever started is not read again."""
+    if history is not None and not history.has("turn-start"):
         return  # no agent ever took a turn: nothing to import, nothing to read
     from ..agents.recovery import KINDS, settle
 
-    for found in settle(paths.log, attempt, own=own, lines=read.lines(KINDS, validate=False)):
+    if history is None:
+        try:
+            open_log(paths.log).close()
+        except (OSError, RecordError):
+            return
+    lines = history.lines(KINDS, validate=False) if history is not None else None
+    for found in settle(paths.log, attempt, own=own, lines=lines):
         observer.notice(found.line())
 
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from sys import intern
 from typing import Any
 
 
-@dataclass
+@dataclass(slots=True)
 class TurnCost:
     attempt: int
     agent: str
@@ -28,17 +29,32 @@ class TurnCost:
 
 def turn_costs(entries: Iterable[dict[str, Any]]) -> list[TurnCost]:
     """Each turn's cost, in the order the turns were recorded, from the log's `turn` and `usage` lines."""
-    turns: dict[tuple[Any, Any, Any], TurnCost] = {}
+    costs = TurnCosts()
     for entry in entries:
+        costs.add(entry)
+    return costs.turns
+
+
+class TurnCosts:
+    """Each turn's cost, taken from the log's lines one at a time: what is kept is one TurnCost a
+    turn, never the lines."""
+
+    def __init__(self) -> None:
+        self._turns: dict[tuple[Any, Any, Any], TurnCost] = {}
+
+    def add(self, entry: dict[str, Any]) -> None:
         kind = entry.get("kind")
         if kind not in ("turn", "usage"):
-            continue
+            return
         key = (entry.get("attempt"), entry.get("agent"), entry.get("turn"))
         if kind == "usage":
-            turns[key] = _recovered(entry)
-        elif key not in turns or not turns[key].recovered:
-            turns[key] = _reported(entry)
-    return list(turns.values())
+            self._turns[key] = _recovered(entry)
+        elif key not in self._turns or not self._turns[key].recovered:
+            self._turns[key] = _reported(entry)
+
+    @property
+    def turns(self) -> list[TurnCost]:
+        return list(self._turns.values())
 
 
 def _reported(entry: dict[str, Any]) -> TurnCost:
@@ -54,9 +70,9 @@ def _reported(entry: dict[str, Any]) -> TurnCost:
         tokens = _whole(usage.get("input")) + _whole(usage.get("output"))
     return TurnCost(
         _whole(entry.get("attempt")),
-        str(entry.get("agent")),
+        intern(str(entry.get("agent"))),
         _whole(entry.get("turn")),
-        entry.get("stage"),
+        _name(entry.get("stage")),
         cost,
         tokens,
         unknown,
@@ -71,9 +87,9 @@ def _recovered(entry: dict[str, Any]) -> TurnCost:
         unknown = str(entry.get("unknown") or entry.get("cost_unknown") or "unknown")
     return TurnCost(
         _whole(entry.get("attempt")),
-        str(entry.get("agent")),
+        intern(str(entry.get("agent"))),
         _whole(entry.get("turn")),
-        entry.get("stage"),
+        _name(entry.get("stage")),
         float(cost) if cost is not None else None,
         _whole(tokens.get("input")) + _whole(tokens.get("output")) if tokens else None,
         unknown,
@@ -144,6 +160,11 @@ def money(cost: float | None, unknown: int = 0) -> str:
 def _cents(cost: float | None) -> float | None:
     # Sums of floats drift in the last digits: a figure read by jq should read as it was added.
     return None if cost is None else round(cost, 10)
+
+
+def _name(value: Any) -> Any:
+    # Every turn of a stage names it: one string for them all, not one a turn, in a run of many.
+    return intern(value) if isinstance(value, str) else value
 
 
 def _number(value: Any) -> bool:

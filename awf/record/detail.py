@@ -4,13 +4,14 @@ the command that goes on. Nothing here is stored; all of it is derived on every 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import waiting
 from .clock import age, iso
-from .costs import CostSum, TurnCost, add_up, breakdown, turn_costs
+from .costs import CostSum, TurnCost, TurnCosts, add_up, breakdown
 from .errors import RecordError
 from .folder import Attempt, History, read_history, read_json_file, read_stage_records, refuse_links
 from .layout import RUNS_DIR, RunPaths, working_folder
@@ -124,31 +125,38 @@ class RunDetail:
 
 
 class _LogRead:
-    """What one read of run.jsonl tells of a run beyond its history: the lines its cost is summed
-    from, the events its waits took, what tells which records a redo left stale, and each stage's
-    last record in the log with the summary a continue made of its value since."""
+    """What one read of run.jsonl, a line at a time, tells of a run beyond its history: each
+    turn's cost, the events its waits took, what tells which records a redo left stale (a run
+    with `events`), and the last record in the log of each stage in `current` with the summary a
+    continue made of its value since. Only those are kept, never the lines."""
 
-    def __init__(self, paths: RunPaths) -> None:
-        self.cost_entries: list[dict[str, Any]] = []
+    def __init__(self, paths: RunPaths, current: Collection[str], *, events: bool) -> None:
+        self.costs = TurnCosts()
         self.taken: set[str] = set()
         self.redo_lines: list[dict[str, Any]] = []
         self.logged: dict[str, dict[str, Any]] = {}
         self.shown: dict[str, str | None] = {}
+        self._current = current
+        self._events = events
         for line in read_lines(paths.log, problems=[]):
             self._take(line.kind, line.entry)
 
     def _take(self, kind: str, entry: dict[str, Any]) -> None:
         if kind in ("turn", "usage"):
-            self.cost_entries.append(entry)
-        elif kind == "stage":
+            self.costs.add(entry)
+        elif kind == "stage" and entry["stage"] in self._current:
             self.logged[entry["stage"]] = entry["record"]
             self.shown.pop(entry["stage"], None)
-        elif kind == "stage-reused" and "summary" in entry:
+        elif kind == "stage-reused" and "summary" in entry and entry["stage"] in self._current:
             self.shown[entry["stage"]] = entry["summary"]
         elif kind in ("take", "race"):
             self.taken |= waiting.taken_ids([entry])
-        if kind in ("redo", "redo-reached", "stage-start", "stage-reused"):
-            self.redo_lines.append(entry)
+        if self._events and kind in ("redo", "redo-reached", "stage-start", "stage-reused"):
+            self.redo_lines.append({key: entry.get(key) for key in _REDO_KEYS})
+
+
+# What stale_stages reads of a line: a redo's stage and attempt, the stages reached before it.
+_REDO_KEYS = ("kind", "attempt", "stage", "redo_attempt", "before_stages")
 
 
 def read_detail(paths: RunPaths, here: Path | None = None) -> RunDetail:
@@ -159,9 +167,9 @@ def read_detail(paths: RunPaths, here: Path | None = None) -> RunDetail:
     refuse_links(paths)  # as a continue does: nothing of a run is read through a link
     history = read_history(paths, problems=unreadable)
     moved = paths.log.stat().st_mtime
-    seen = _LogRead(paths)
     stages = read_stage_records(paths)
-    detail = RunDetail(paths, history, stages, turn_costs(seen.cost_entries), moved, unreadable=unreadable)
+    seen = _LogRead(paths, stages, events="events" in history.run)
+    detail = RunDetail(paths, history, stages, seen.costs.turns, moved, unreadable=unreadable)
     if "events" in history.run:
         try:
             detail.queued = waiting.queued(paths, seen.taken)

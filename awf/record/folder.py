@@ -7,15 +7,19 @@ only knows how to write it so that a crash leaves the old state or the new one.
 from __future__ import annotations
 
 import errno
+import heapq
 import json
 import os
 import re
 import shutil
 import socket
-from collections.abc import Callable, Iterable
+import sys
+import weakref
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from . import entries, file_kinds
 from .errors import RecordError
@@ -34,7 +38,7 @@ from .files import (
 from .layout import RunPaths, prepare_root
 from .liveness import is_alive, process_start, this_boot
 from .locks import holding, take
-from .log import Line, LogRead, parse_lines, read_lines, read_log, read_log_bytes, set_torn_tail_aside, unreadable
+from .log import Line, lines_at, lines_of, open_log, parse_lines, raw_lines, read_lines, set_torn_tail_aside, unreadable
 from .schemas import check
 
 # The record's one entry point for the layers above: what they write and read goes through here.
@@ -133,20 +137,30 @@ class Attempt:
 class History:
     """What run.jsonl says of a run, from one read of it.
 
-    The run, its attempts and what is queued are read at once; every other kind of line is
-    parsed only when asked for (`lines`), from the same bytes: an attempt's start asks for a few
-    kinds (agents left running, their panes, turns to settle, events), each once, and most
-    continues for none.
+    The run, its attempts and what is queued are read at once, a line at a time; of every other
+    line only its kind and offset are kept. A kind asked for later (`lines`) is read from those
+    offsets alone, through the same open file: an attempt's start asks for a few kinds (agents
+    left running, their panes, turns to settle, events), each once, and most continues for none.
     """
 
     run: dict[str, Any]
     attempts: list[Attempt]
     queued: dict[str, Any] | None = None  # an attempt placed on a scheduler that has not started
-    read: LogRead | None = None  # the read of the log it was made of
+    log: Path | None = None  # the log it was read from
+    index: dict[str, array[int]] = field(default_factory=dict)  # each kind's lines, by offset
+    handle: BinaryIO | None = None  # the log, open since it was read
 
-    def lines(self, kinds: frozenset[str], *, validate: bool = True) -> list[Line]:
-        """The lines of `kinds`, as read_lines gives them, from the read the history was made of."""
-        return self.read.lines(kinds, validate=validate) if self.read is not None else []
+    def lines(self, kinds: frozenset[str], *, validate: bool = True) -> Iterator[Line]:
+        """The lines of `kinds`, as read_lines gives them, of the log as the history read it."""
+        found = [self.index[kind] for kind in kinds if kind in self.index]
+        if self.log is None or self.handle is None or not found:
+            return iter(())
+        at = lines_at(self.handle, self.log, heapq.merge(*found))
+        return parse_lines(self.log, at, kinds=kinds, validate=validate)
+
+    def has(self, kind: str) -> bool:
+        """Whether the log held a line of `kind` when the history was read."""
+        return kind in self.index
 
     @property
     def last(self) -> Attempt | None:
@@ -169,20 +183,43 @@ _STAGE_LINE = re.compile(rb'\{"version": \d+, "kind": "stage(?:-start)?", "at": 
 
 
 def read_history(paths: RunPaths, *, ended_stages: bool = True, problems: list[RecordError] | None = None) -> History:
-    """Read the whole log of a run into its attempts.
+    """Read the whole log of a run into its attempts, a line at a time: what is kept is the
+    run's attempts with the names of their stages, and the offset of each line, never the lines.
 
     With `ended_stages=False` the stage lines of attempts that have an ending are passed over
     unread (their Attempt lists no stages): only an attempt that
     never ended needs its stages, to tell the one it was in, and a continue of a run of thousands
-    of stages would read two lines for each. Given `problems`, a damaged line is added to it and
-    passed over (see read_lines).
+    of stages would read two lines for each. Which attempts ended is read first, off the log's
+    `attempt-end` lines alone. Given `problems`, a damaged line is added to it and passed over
+    (see read_lines).
     """
-    read = read_log(paths.log)
-    keep = None if ended_stages else _of_open_attempts(read)
+    handle = open_log(paths.log)
+    try:
+        history = _read_history(paths, handle, ended_stages, problems)
+    except BaseException:
+        handle.close()
+        raise
+    weakref.finalize(history, handle.close)  # the file stays open as long as its history is asked
+    return history
+
+
+def _read_history(paths: RunPaths, handle: BinaryIO, ended_stages: bool, problems: list[RecordError] | None) -> History:
+    keep = None
+    stop = None
+    if not ended_stages:
+        ended = _Span(lines_of(handle, paths.log))
+        keep = _of_open_attempts(paths.log, ended)
+        stop = ended.end
     run: dict[str, Any] | None = None
     attempts: dict[int, Attempt] = {}
     queued: dict[str, Any] | None = None
-    for line in parse_lines(paths.log, read.data, kinds=HISTORY_KINDS, keep=keep, problems=problems):
+    index: dict[str, array[int]] = {}
+
+    def add(kind: str, offset: int) -> None:
+        index.setdefault(kind, array("q")).append(offset)
+
+    span = _Span(lines_of(handle, paths.log, stop=stop))
+    for line in parse_lines(paths.log, span, kinds=HISTORY_KINDS, keep=keep, problems=problems, index=add):
         item = line.entry
         kind = item["kind"]
         if kind == "run":
@@ -199,12 +236,25 @@ def read_history(paths: RunPaths, *, ended_stages: bool = True, problems: list[R
             _add_to(attempts[item["attempt"]], item)
     if run is None:
         raise RecordError(paths.log, "has no 'run' line: it is not the log of a run")
-    return History(run, [attempts[n] for n in sorted(attempts)], queued, read)
+    return History(run, [attempts[n] for n in sorted(attempts)], queued, paths.log, index, handle)
 
 
-def _of_open_attempts(read: LogRead) -> Callable[[bytes], bool]:
+class _Span:
+    """Complete lines of a log, passed on one at a time, minding where the last one ended."""
+
+    def __init__(self, lines: Iterator[tuple[int, bytes]]) -> None:
+        self._lines = lines
+        self.end = 0
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        for offset, raw in self._lines:
+            self.end = offset + len(raw)
+            yield offset, raw
+
+
+def _of_open_attempts(log: Path, lines: Iterable[tuple[int, bytes]]) -> Callable[[bytes], bool]:
     """Which raw lines to read: all but the stage lines of attempts that have an ending."""
-    ended = {line.entry["attempt"] for line in read.lines(frozenset({"attempt-end"})) if line.kind == "attempt-end"}
+    ended = {line.entry["attempt"] for line in parse_lines(log, lines, kinds=frozenset({"attempt-end"}))}
 
     def of_open_attempt(raw: bytes) -> bool:
         head = _STAGE_LINE.match(raw)
@@ -219,9 +269,9 @@ def _add_to(attempt: Attempt, item: dict[str, Any]) -> None:
     if kind == "attempt-end":
         attempt.end = item
     elif kind == "stage-start":
-        attempt.stages_started.append(item["stage"])
+        attempt.stages_started.append(sys.intern(item["stage"]))  # one string a stage, both lists
     elif kind == "stage":
-        attempt.stages_recorded.append(item["stage"])
+        attempt.stages_recorded.append(sys.intern(item["stage"]))
     elif kind == "start-point":
         attempt.start_point = item
 
@@ -509,23 +559,23 @@ def read_stage_records(paths: RunPaths) -> dict[str, dict[str, Any] | RecordErro
 
 # The head of a `stage` line as awf writes it, up to the stage's name (names need no escaping).
 _STAGE_NAME = re.compile(
-    rb'^\{"version": \d+, "kind": "stage", "at": "[^"]*", "attempt": \d+, "stage": "([a-z0-9._@-]+)"',
-    re.MULTILINE,
+    rb'\{"version": \d+, "kind": "stage", "at": "[^"]*", "attempt": \d+, "stage": "([a-z0-9._@-]+)"'
 )
 
 
 def _recorded_order(paths: RunPaths) -> dict[str, int]:
     """Each stage's place among the stage lines of the log, by its last line; empty when the log
     cannot be read (its reader says why elsewhere)."""
+    order: dict[str, int] = {}
     try:
-        data = read_log_bytes(paths.log)
+        for _, raw in raw_lines(paths.log):
+            match = _STAGE_NAME.match(raw)
+            if match is not None:
+                name = match.group(1).decode()
+                order.pop(name, None)
+                order[name] = 0
     except (OSError, RecordError):
         return {}
-    order: dict[str, int] = {}
-    for match in _STAGE_NAME.finditer(data):
-        name = match.group(1).decode()
-        order.pop(name, None)
-        order[name] = 0
     return {name: place for place, name in enumerate(order)}
 
 

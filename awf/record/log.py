@@ -6,7 +6,7 @@ import errno
 import json
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -31,18 +31,78 @@ class Line:
 
 # awf writes every line with json.dumps's separators, so its kind reads off the bytes.
 _KIND = re.compile(rb'^\{"version": \d+, "kind": "([a-z-]+)"')
+# Read in large blocks: a log is read start to end, and a line is seldom longer than this.
+_BUFFER = 1 << 20
+
+
+def kind_of(raw: bytes) -> str | None:
+    """The kind of a line as awf writes it, off its bytes; None for a line in another form."""
+    plain = _KIND.match(raw)
+    return plain.group(1).decode() if plain is not None else None
+
+
+def open_log(path: Path | str) -> BinaryIO:
+    """The log open for reading; FileNotFoundError, or a RecordError when it is not a plain file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | NO_FOLLOW)
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        raise RecordError(path, unreadable(error)) from None
+    try:
+        return open(fd, "rb", buffering=_BUFFER)
+    except OSError as error:  # a folder opens, and is refused here
+        os.close(fd)
+        raise RecordError(path, unreadable(error)) from None
+
+
+def lines_of(
+    handle: BinaryIO, path: Path | str, start: int = 0, stop: int | None = None
+) -> Iterator[tuple[int, bytes]]:
+    """Each complete line of an open log from byte `start` on (up to byte `stop`), with the offset
+    it starts at. One line is held at a time: a log of any length reads in the memory of its
+    longest line. A last line with no newline is a write a crash cut short, or one still being
+    written: it ends the lines."""
+    offset = start
+    try:
+        handle.seek(start)
+        for raw in handle:
+            if not raw.endswith(b"\n") or (stop is not None and offset + len(raw) > stop):
+                return
+            yield offset, raw
+            offset += len(raw)
+    except OSError as error:
+        raise RecordError(path, unreadable(error)) from None
+
+
+def lines_at(handle: BinaryIO, path: Path | str, offsets: Iterable[int]) -> Iterator[tuple[int, bytes]]:
+    """The lines of an open log that start at `offsets` (each the start of a complete line)."""
+    try:
+        for offset in offsets:
+            handle.seek(offset)
+            yield offset, handle.readline()
+    except OSError as error:
+        raise RecordError(path, unreadable(error)) from None
+
+
+def raw_lines(path: Path | str, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes]]:
+    """Each complete line of the log at `path`, as lines_of gives them."""
+    with open_log(path) as handle:
+        yield from lines_of(handle, path, start, stop)
 
 
 def read_lines(
     path: Path,
     *,
     start: int = 0,
+    stop: int | None = None,
     validate: bool = True,
     kinds: frozenset[str] | None = None,
     keep: Callable[[bytes], bool] | None = None,
     problems: list[RecordError] | None = None,
 ) -> Iterator[Line]:
-    """The entries of `path` from byte `start` on (only those of `kinds`, when given).
+    """The entries of `path` from byte `start` on (up to byte `stop`; only those of `kinds`, when
+    given), read a line at a time.
 
     A last line with no newline is a write a crash cut short: it is skipped. A line that is not
     JSON, wherever it is, is a write a crash or a full disk cut short and that could not be cut
@@ -55,35 +115,31 @@ def read_lines(
     to it and passed over, so a reader can show the rest.
     """
     yield from parse_lines(
-        path, read_log_bytes(path, start), start=start, validate=validate, kinds=kinds, keep=keep, problems=problems
+        path, raw_lines(path, start, stop), validate=validate, kinds=kinds, keep=keep, problems=problems
     )
 
 
 def parse_lines(
     path: Path,
-    data: bytes,
+    raws: Iterable[tuple[int, bytes]],
     *,
-    start: int = 0,
     validate: bool = True,
     kinds: frozenset[str] | None = None,
     keep: Callable[[bytes], bool] | None = None,
     problems: list[RecordError] | None = None,
+    index: Callable[[str, int], None] | None = None,
 ) -> Iterator[Line]:
-    """The entries of `data`, the bytes of the log at `path` from byte `start` on, as read_lines
-    gives them: one read of the log can be asked for its lines more than once."""
-    offset = start
+    """The entries of `raws`, complete lines of the log at `path` with their offsets, as read_lines
+    gives them. Given `index`, it is told the kind and offset of every line passed, read or not."""
     last_at = ""
-    for raw in data.splitlines(keepends=True):
-        line_offset = offset
-        offset += len(raw)
-        if not raw.endswith(b"\n"):
-            return  # torn by a crash mid-write; the next attempt sets it aside
+    for line_offset, raw in raws:
         if not raw.strip():
             continue
-        if kinds is not None:
-            plain = _KIND.match(raw)
-            if plain is not None and plain.group(1).decode() not in kinds:
-                continue
+        plain = kind_of(raw) if kinds is not None or index is not None else None
+        if index is not None and plain is not None:
+            index(plain, line_offset)
+        if kinds is not None and plain is not None and plain not in kinds:
+            continue
         if keep is not None and not keep(raw):
             continue
         where = f"the line at byte {line_offset} "
@@ -94,6 +150,8 @@ def parse_lines(
                 yield Line(line_offset, set_aside(raw, last_at))
             continue
         last_at = entry.get("at", last_at) if isinstance(entry, dict) else last_at
+        if index is not None and plain is None and isinstance(entry, dict) and isinstance(entry.get("kind"), str):
+            index(entry["kind"], line_offset)
         if validate:
             try:
                 check("log-entry", entry, path, where)
@@ -103,43 +161,6 @@ def parse_lines(
                 problems.append(problem)
                 continue
         yield Line(line_offset, entry)
-
-
-@dataclass(frozen=True)
-class LogRead:
-    """A log as one read of it found it, asked for its lines of a few kinds at a time."""
-
-    path: Path
-    data: bytes
-
-    def lines(self, kinds: frozenset[str], *, validate: bool = True) -> list[Line]:
-        """The lines of `kinds`, as read_lines gives them, from this read."""
-        return list(parse_lines(self.path, self.data, kinds=kinds, validate=validate))
-
-    def has(self, kind: str) -> bool:
-        """Whether the log may hold a line of `kind`: a look at its bytes, never a parse."""
-        return f'"{kind}"'.encode() in self.data
-
-
-def read_log(path: Path) -> LogRead:
-    """The whole log, read once; FileNotFoundError or RecordError as read_log_bytes."""
-    return LogRead(path, read_log_bytes(path))
-
-
-def read_log_bytes(path: Path | str, start: int = 0) -> bytes:
-    """The bytes of a log from `start` on; a log that is not a plain file is a RecordError."""
-    try:
-        fd = os.open(path, os.O_RDONLY | NO_FOLLOW)
-    except FileNotFoundError:
-        raise
-    except OSError as error:
-        raise RecordError(path, unreadable(error)) from None
-    try:
-        with open(fd, "rb") as handle:
-            handle.seek(start)
-            return handle.read()
-    except OSError as error:
-        raise RecordError(path, unreadable(error)) from None
 
 
 def unreadable(error: OSError) -> str:
@@ -167,7 +188,7 @@ def set_aside(raw: bytes, at: str) -> dict[str, Any]:
 
 
 def read_entries(path: Path) -> list[dict[str, Any]]:
-    """Every complete entry of the log."""
+    """Every complete entry of the log, in a list: for a log known to be short."""
     return [line.entry for line in read_lines(path)]
 
 

@@ -1,11 +1,12 @@
 """What a person asks of a run at a glance, read off its files and never stored.
 
 A listing of thousands of runs must cost little more than walking their folders, so a run's
-summary reads its run.jsonl once and parses only the lines it needs: the first (the run), the
-last attempt's start and end, the last stage it entered, and the turns and usage lines (for
-their cost). The
-lines are found by their `"kind"` before they are parsed; a line is always parsed whole before
-it is believed, so a message that merely mentions a kind is never taken for one.
+summary reads its run.jsonl once, a line at a time, and parses only the lines it needs: the
+first (the run), the last attempt's start and end, the last stage it entered, and the turns and
+usage lines (for their cost, summed as they come). The lines are found by their `"kind"` before
+they are parsed; a line is always parsed whole before it is believed, so a message that merely
+mentions a kind is never taken for one. What it holds is a few lines and one cost a turn, never
+the log.
 """
 
 from __future__ import annotations
@@ -19,18 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from . import waiting
-from .costs import add_up, turn_costs
+from .costs import TurnCosts, add_up
 from .errors import RecordError
-from .files import NO_FOLLOW, is_temp_name
+from .files import is_temp_name
 from .layout import RunPaths
 from .liveness import is_alive
-from .log import unreadable
+from .log import kind_of, lines_of, open_log, raw_lines, unreadable
 from .schemas import check
 
-# A key and its value as json.dumps and jq write them: `"kind": "turn"` or `"kind":"turn"`.
-_KIND_AT = {
-    kind: re.compile(rb'"kind"\s*:\s*"' + kind.encode() + rb'"')
-    for kind in (
+# The kinds of line a summary reads.
+_KINDS = frozenset(
+    (
         "attempt-start",
         "attempt-end",
         "stage-start",
@@ -43,7 +43,7 @@ _KIND_AT = {
         "queued",
         "unqueued",
     )
-}
+)
 
 STATUSES = ("queued", "running", "completed", "parked", "stopped", "failed", "timed-out", "cancelled", "interrupted")
 
@@ -122,20 +122,22 @@ def summarize(paths: RunPaths) -> RunSummary | None:
     folder = os.path.join(str(paths.root), paths.workflow, paths.id)
     log = os.path.join(folder, "run.jsonl")
     try:
-        with open(os.open(log, os.O_RDONLY | NO_FOLLOW), "rb") as handle:
-            moved = os.fstat(handle.fileno()).st_mtime
-            data = handle.read()
+        handle = open_log(log)
     except FileNotFoundError:
         return None
-    except OSError as error:
-        raise RecordError(log, unreadable(error)) from None
-    data = data[: data.rfind(b"\n") + 1]  # a last line with no newline is a write a crash cut short
-    reader = _Lines(log, data)
-    first = reader.line_at(0) if data else None
-    if first is None or first.get("kind") != "run":
-        raise RecordError(log, "does not start with a 'run' line: it is not the log of a run")
-    start_at, start = reader.last("attempt-start")
-    queued_at, queued = reader.last("queued", after=max(start_at, 0))
+    with handle:
+        try:
+            moved = os.fstat(handle.fileno()).st_mtime
+        except OSError as error:
+            raise RecordError(log, unreadable(error)) from None
+        lines = lines_of(handle, log)
+        first_line = next(lines, None)
+        first = _entry(log, *first_line) if first_line is not None else None
+        if first is None or first.get("kind") != "run":
+            raise RecordError(log, "does not start with a 'run' line: it is not the log of a run")
+        seen = _Seen(log, events="events" in first)
+        for offset, kind, raw in _kinded(log, lines):
+            seen.add(offset, kind, raw)
     summary = RunSummary(
         workflow=_text(first, "workflow", log),
         id=_text(first, "id", log),
@@ -147,106 +149,127 @@ def summarize(paths: RunPaths) -> RunSummary | None:
         moved=moved,
         cost=None,
     )
-    summary.cost, summary.cost_unknown = reader.cost()
+    if seen.any_cost:
+        total = add_up(seen.costs.turns)
+        summary.cost, summary.cost_unknown = (None if total.cost is None else round(total.cost, 10)), total.unknown
     worktree = first.get("worktree")
     if isinstance(worktree, dict) and isinstance(worktree.get("branch"), str):
         summary.branch = worktree["branch"]
-    if "events" in first:
-        taken = waiting.taken_ids(entry for kind in ("take", "race") for _, entry in reader._matches(kind))
-        summary.queued = waiting.queued(paths, taken)
+    if seen.events:
+        summary.queued = waiting.queued(paths, seen.taken)
+    queued = seen.parsed(seen.queued)
     if queued is not None:
-        _, withdrawn = reader.last("unqueued", after=queued_at)
+        withdrawn = seen.parsed(seen.unqueued)
         if withdrawn is not None and withdrawn.get("token") == queued.get("token"):
             queued = None
-    _read_attempt(summary, reader, start_at, start, log)
+    start = seen.parsed(seen.start)
+    _read_attempt(summary, seen, start, log)
     if queued is not None and summary.status != "running":
         summary.status = "queued"  # an attempt placed on a scheduler waits for a node
-    elif summary.status == "interrupted" and start is not None and "events" in first:
-        ended = {entry.get("attempt") for _, entry in reader._matches("attempt-end")}
-        in_a_row = next((n for n in range(summary.attempts) if summary.attempts - n in ended), summary.attempts)
+    elif summary.status == "interrupted" and start is not None and seen.events:
+        in_a_row = next((n for n in range(summary.attempts) if summary.attempts - n in seen.ended), summary.attempts)
         summary.crash_looping = waiting.crash_looping(in_a_row)
     return summary
 
 
-def _read_attempt(summary: RunSummary, reader: _Lines, start_at: int, start: dict[str, Any] | None, log: str) -> None:
+def _read_attempt(summary: RunSummary, seen: _Seen, start: dict[str, Any] | None, log: str) -> None:
     """The status and stage of the run's last attempt (interrupted when it has none)."""
     if start is None:
         return  # created, and crashed before its first attempt began (or one is queued)
     folder = str(summary.dir)
     summary.attempts = _number(start, "attempt", log)
-    _, end = reader.first("attempt-end", after=start_at, attempt=summary.attempts)
+    end = next(
+        (entry for entry in map(seen.parsed, seen.ends) if entry and entry.get("attempt") == summary.attempts), None
+    )
     if end is not None:
         summary.status = _text(end, "outcome", log)
         summary.stage = end.get("stage") or end.get("after")
         summary.waiting = end.get("waits")
         return
-    _, entered = reader.last("stage-start", after=start_at)
+    entered = seen.parsed(seen.entered)
     summary.stage = entered.get("stage") if entered else None
     pid = _number(start, "pid", log)
     if is_alive(pid, start.get("process_start"), os.path.join(folder, "attempt.lock")):
         summary.status, summary.pid, summary.process_start = "running", pid, start.get("process_start")
 
 
-class _Lines:
-    """Finds lines of one kind in a log's bytes and parses only those."""
+_Raw = tuple[int, bytes]  # a line of the log, and the offset it starts at
 
-    def __init__(self, path: Path | str, data: bytes) -> None:
+
+class _Seen:
+    """What a summary keeps of a log read start to end: the few lines it asks for, unparsed until
+    the end says which are the last, and the turns' costs, summed as they come."""
+
+    def __init__(self, path: str, *, events: bool) -> None:
         self.path = path
-        self.data = data
+        self.events = events
+        self.start: _Raw | None = None  # the last attempt-start
+        self.ends: list[_Raw] = []  # the attempt-end lines since it
+        self.entered: _Raw | None = None  # the last stage-start since it
+        self.queued: _Raw | None = None  # the last queued line since it
+        self.unqueued: _Raw | None = None  # the last unqueued line since that
+        self.costs = TurnCosts()
+        self.any_cost = False
+        self.taken: set[str] = set()  # with events: the events waits took
+        self.ended: set[Any] = set()  # with events: the attempts that have an ending
 
-    def line_at(self, offset: int) -> dict[str, Any] | None:
-        """The entry at `offset`; None for a line that is not JSON, which every reader of the log
-        passes over (see log.read_lines)."""
-        end = self.data.find(b"\n", offset)
-        raw = self.data[offset : end if end >= 0 else len(self.data)]
-        try:
-            entry = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return None
-        if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
-            raise RecordError(self.path, f"the line at byte {offset} is not an entry of the log (no 'kind')")
-        # Only the few lines a summary reads are parsed, and each is checked as every reader checks it.
-        check("log-entry", entry, Path(self.path), f"the line at byte {offset} ")
-        return entry
+    def add(self, offset: int, kind: str, raw: bytes) -> None:
+        if kind == "attempt-start":
+            self.start, self.ends, self.entered, self.queued, self.unqueued = (offset, raw), [], None, None, None
+        elif kind == "attempt-end":
+            self.ends.append((offset, raw))
+            if self.events:
+                self.ended.add((self.parsed((offset, raw)) or {}).get("attempt"))
+        elif kind == "stage-start":
+            self.entered = (offset, raw)
+        elif kind == "queued":
+            self.queued, self.unqueued = (offset, raw), None
+        elif kind == "unqueued":
+            self.unqueued = (offset, raw)
+        elif kind in ("turn", "usage"):
+            entry = self.parsed((offset, raw))
+            if entry is not None:
+                self.any_cost = True
+                self.costs.add(entry)
+        elif kind in ("take", "race") and self.events:
+            entry = self.parsed((offset, raw))
+            if entry is not None:
+                self.taken |= waiting.taken_ids([entry])
 
-    def _start_of_line(self, position: int) -> int:
-        return self.data.rfind(b"\n", 0, position) + 1
+    def parsed(self, line: _Raw | None) -> dict[str, Any] | None:
+        return _entry(self.path, *line) if line is not None else None
 
-    def _matches(self, kind: str, after: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
-        for match in _KIND_AT[kind].finditer(self.data, after):
-            offset = self._start_of_line(match.start())
-            entry = self.line_at(offset)
-            if entry is not None and entry["kind"] == kind:
-                yield offset, entry
 
-    def first(self, kind: str, *, after: int = 0, attempt: int | None = None) -> tuple[int, dict[str, Any] | None]:
-        for offset, entry in self._matches(kind, after):
-            if attempt is None or entry.get("attempt") == attempt:
-                return offset, entry
-        return -1, None
+# A key and its value as json.dumps and jq write them: `"kind": "turn"` or `"kind":"turn"`.
+_KIND_AT = re.compile(rb'"kind"\s*:\s*"(' + b"|".join(kind.encode() for kind in _KINDS) + rb')"')
 
-    def last(self, kind: str, *, after: int = 0) -> tuple[int, dict[str, Any] | None]:
-        """The last line of `kind` at or after byte `after`, searched from the end a block at a
-        time: the lines a summary wants sit near the end of a long log."""
-        pattern = _KIND_AT[kind]
-        end = len(self.data)
-        while end > after:
-            block_start = max(after, self._start_of_line(max(0, end - 65536)))
-            for match in reversed(list(pattern.finditer(self.data, block_start, end))):
-                offset = self._start_of_line(match.start())
-                entry = self.line_at(offset)
-                if entry is not None and entry["kind"] == kind:
-                    return offset, entry
-            end = block_start
-        return -1, None
 
-    def cost(self) -> tuple[float | None, int]:
-        """What the run's turns cost where it is known, and how many turns' cost is not."""
-        if b'"turn"' not in self.data and b'"usage"' not in self.data:
-            return None, 0
-        lines = sorted([*self._matches("turn", 0), *self._matches("usage", 0)], key=lambda found: found[0])
-        total = add_up(turn_costs(entry for _, entry in lines))
-        return (None if total.cost is None else round(total.cost, 10)), total.unknown
+def _kinded(path: str, lines: Iterator[_Raw]) -> Iterator[tuple[int, str, bytes]]:
+    """The lines of the kinds a summary reads, with their kind: off the bytes of a line as awf
+    wrote it, and parsed for one in another form that may be of such a kind (a line is always
+    parsed whole before it is believed, so a line that merely holds such a key is never taken
+    for one)."""
+    for offset, raw in lines:
+        kind = kind_of(raw)
+        if kind is None and _KIND_AT.search(raw) is not None:
+            entry = _entry(path, offset, raw)
+            kind = entry["kind"] if entry is not None else None
+        if kind in _KINDS:
+            yield offset, kind, raw
+
+
+def _entry(path: str, offset: int, raw: bytes) -> dict[str, Any] | None:
+    """The entry at `offset`; None for a line that is not JSON, which every reader of the log
+    passes over (see log.read_lines)."""
+    try:
+        entry = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
+        raise RecordError(path, f"the line at byte {offset} is not an entry of the log (no 'kind')")
+    # Only the few lines a summary reads are parsed, and each is checked as every reader checks it.
+    check("log-entry", entry, Path(path), f"the line at byte {offset} ")
+    return entry
 
 
 def _text(entry: dict[str, Any], key: str, log: str) -> str:
@@ -263,31 +286,28 @@ def _number(entry: dict[str, Any], key: str, log: str) -> int:
     return value
 
 
-def cost_lines(log: Path) -> list[dict[str, Any]]:
-    """The `turn` and `usage` lines of a log, in order: what its cost is read from."""
+def cost_lines(log: Path) -> Iterator[dict[str, Any]]:
+    """The `turn` and `usage` lines of a log, in order, read one at a time: what its cost is read
+    from. A log that cannot be read has none (its reader says why elsewhere)."""
     try:
-        with open(log, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return []
-    data = data[: data.rfind(b"\n") + 1]
-    if b'"turn"' not in data and b'"usage"' not in data:
-        return []
-    reader = _Lines(log, data)
-    found = sorted([*reader._matches("turn", 0), *reader._matches("usage", 0)], key=lambda each: each[0])
-    return [entry for _, entry in found]
+        for offset, kind, raw in _kinded(str(log), raw_lines(log)):
+            if kind in ("turn", "usage"):
+                entry = _entry(str(log), offset, raw)
+                if entry is not None:
+                    yield entry
+    except (OSError, RecordError):
+        return
 
 
 def agent_line(log: Path, attempt: int, key: str) -> dict[str, Any] | None:
     """The `agent` line that opened agent `key` in an attempt, or None."""
-    try:
-        with open(log, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
-    data = data[: data.rfind(b"\n") + 1]
     found = None
-    for _, entry in _Lines(log, data)._matches("agent", 0):
-        if entry.get("attempt") == attempt and entry.get("agent") == key:
-            found = entry
+    try:
+        for offset, kind, raw in _kinded(str(log), raw_lines(log)):
+            if kind == "agent":
+                entry = _entry(str(log), offset, raw)
+                if entry is not None and entry.get("attempt") == attempt and entry.get("agent") == key:
+                    found = entry
+    except (OSError, RecordError):
+        return found
     return found

@@ -11,12 +11,13 @@ import os
 import queue
 import select
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..record.errors import RecordError
 from ..record.liveness import is_alive
-from ..record.log import Line, parse_lines, read_log_bytes
+from ..record.log import Line, parse_lines, raw_lines
 
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver
@@ -103,16 +104,18 @@ class Follower:
                     break
             return GONE if GONE in seen else CHANGED
 
-    def new_lines(self) -> list[Line]:
-        """The complete lines appended since the last call; a half-written last one waits."""
+    def new_lines(self) -> Iterator[Line]:
+        """The complete lines appended since the last call, read one at a time as they are taken;
+        a half-written last one waits for the next call."""
+        return parse_lines(self.log, self._appended())
+
+    def _appended(self) -> Iterator[tuple[int, bytes]]:
         try:
-            data = read_log_bytes(self.log, self.offset)
+            for offset, raw in raw_lines(self.log, self.offset):
+                self.offset = offset + len(raw)  # taken: the next call starts after it
+                yield offset, raw
         except FileNotFoundError:
             raise RecordError(self.log, "is gone: the run's folder was moved or deleted") from None
-        end = data.rfind(b"\n") + 1
-        lines = list(parse_lines(self.log, data[:end], start=self.offset))
-        self.offset += end
-        return lines
 
     def close(self) -> None:
         if self._watcher is not None:

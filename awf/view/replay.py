@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..record.clock import iso, now_iso, parse_iso
@@ -45,14 +45,22 @@ class Replay:
     def attempt(self) -> int | None:
         return self.start["attempt"] if self.start else None
 
-    def begin(self, lines: list[Line]) -> None:
-        """The log as it is now: history up to the last attempt's start, then that attempt."""
-        last = max((i for i, line in enumerate(lines) if line.kind == "attempt-start"), default=None)
-        for line in lines[: last if last is not None else len(lines)]:
-            self._remember(line.entry)
-        if last is None:
+    def begin(self, lines: Iterable[Line]) -> None:
+        """The log as it is now: history up to the last attempt's start, then that attempt. Only
+        the lines since the latest attempt start are held, until a later one or the end says
+        whether they are the last attempt's."""
+        since: list[Line] = []
+        for line in lines:
+            if line.kind == "attempt-start":
+                for earlier in since:
+                    self._remember(earlier.entry)
+                since = []
+            since.append(line)
+        if not since or since[0].kind != "attempt-start":
+            for line in since:
+                self._remember(line.entry)
             return
-        self.start = lines[last].entry
+        self.start = since[0].entry
         self.earlier = {name: _as_filed(self.paths, name, record) for name, record in self.current.items()}
         _call(self.view, "earlier_records", self.earlier)
         try:
@@ -66,7 +74,7 @@ class Replay:
             self.start["attempt"],
             self.paths.dir,
         )
-        self.feed(lines[last + 1 :])
+        self.feed(since[1:])
 
     def _remember(self, entry: dict[str, Any]) -> None:
         kind = entry["kind"]
@@ -78,15 +86,17 @@ class Replay:
             for name in entry.get("stages") or []:
                 self.current.pop(name, None)
 
-    def feed(self, lines: list[Line]) -> None:
+    def feed(self, lines: Iterable[Line]) -> None:
+        fed = False
         for line in lines:
+            fed = True
             entry = line.entry
             self._remember(entry)
             self.last_at = entry.get("at") or self.last_at
             if self.start is None or self.end is not None or entry.get("attempt") != self.attempt:
                 continue
             self._tell(entry)
-        if lines:
+        if fed:
             _call(self.view, "redraw")
 
     def _tell(self, entry: dict[str, Any]) -> None:
