@@ -433,3 +433,40 @@ def test_a_parked_run_whose_folder_is_in_use_is_not_woken_and_not_counted_a_cras
             break
         time.sleep(0.1)
     assert json.loads(ended.read_text())["value"] == {"passed": True}
+
+
+HOLDS = """
+import asyncio
+from pathlib import Path
+
+import awf
+
+
+@awf.workflow(name="holds", version="1.0.0")
+async def holds(wf):
+    async def wait():
+        Path("reached").touch()
+        while not Path("go").exists():
+            await asyncio.sleep(0.02)
+
+    await wf.stage("wait", wait)
+"""
+
+
+def test_an_empty_git_folder_above_two_projects_does_not_make_them_one_checkout(project: Project):
+    # A sandbox that hides .git folders (codex's) makes an empty one where it mounts, even in /tmp.
+    (project.path / ".git").mkdir()
+    workflow = project.write("holds.py", HOLDS)
+    first, second = project.path / "a", project.path / "b"
+    first.mkdir()
+    second.mkdir()
+    held = project.start("run", str(workflow), "--cwd", str(first), "--id", "a")
+    try:
+        project.wait_for(first / "reached")
+        (second / "go").touch()
+        beside = project.awf("run", str(workflow), "--cwd", str(second), "--id", "b")
+        assert beside.code == 0, beside.stderr
+    finally:
+        (first / "go").touch()
+        held.communicate(timeout=60)
+    assert held.returncode == 0

@@ -27,9 +27,30 @@ FOLDER_LOCK = Path(".awf") / "folder.lock"
 def checkout_of(cwd: Path) -> Path:
     """The folder a run in `cwd` shares with others: the git checkout holding it, else `cwd` itself."""
     for folder in (cwd, *cwd.parents):
-        if os.path.lexists(folder / ".git"):
+        if is_checkout(folder):
             return folder
     return cwd
+
+
+def is_checkout(folder: Path) -> bool:
+    """Whether `folder` is the top of a git checkout: its `.git` a folder with a HEAD, or a file
+    naming one (a worktree's). An empty `.git` is not one: a sandbox that hides `.git` folders
+    makes one where it mounts over it (codex's, while its command runs), even in /tmp."""
+    git = folder / ".git"
+    try:
+        if git.is_symlink():
+            return False  # where an agent may write, a link is never followed
+        if git.is_dir():
+            return os.path.lexists(git / "HEAD")
+        if git.is_file():
+            descriptor = os.open(git, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            try:
+                return os.read(descriptor, 8) == b"gitdir: "
+            finally:
+                os.close(descriptor)
+    except OSError:
+        return False
+    return False
 
 
 def in_run_root(root: Path, folder: Path) -> Path:
