@@ -99,7 +99,7 @@ def readable_problem(error: Exception) -> str:
     return message.replace("data.", "$.", 1).replace("data[", "$[", 1).replace("data ", "$ ", 1)
 
 
-def check(kind: str, obj: Any, path: Path, where: str = "") -> None:
+def check(kind: str, obj: Any, path: Path | str, where: str = "") -> None:
     """Raise a RecordError naming `path` unless `obj` fits the schema of `kind`."""
     if isinstance(obj, dict) and isinstance(obj.get("version"), int) and obj["version"] > FORMAT_VERSION:
         raise RecordError(

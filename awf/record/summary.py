@@ -268,7 +268,7 @@ def _entry(path: str, offset: int, raw: bytes) -> dict[str, Any] | None:
     if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
         raise RecordError(path, f"the line at byte {offset} is not an entry of the log (no 'kind')")
     # Only the few lines a summary reads are parsed, and each is checked as every reader checks it.
-    check("log-entry", entry, Path(path), f"the line at byte {offset} ")
+    check("log-entry", entry, path, f"the line at byte {offset} ")
     return entry
 
 
