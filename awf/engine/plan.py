@@ -146,18 +146,18 @@ class StagePlan:
         )
 
     def _stale(self, name: str, record: dict[str, Any], schema: Schema | None) -> str | None:
+        # The record's file is named only in a problem: a continue reuses thousands of stages.
         recorded, now = record.get("workflow_version"), self.code_version
-        file = self.record_file(name)
         if not self.events and recorded and now and version_key(recorded) != version_key(now):
             return (
-                f"stage {name} was recorded by version {recorded} of the workflow ({file}), and the code is "
-                f"version {now}; a record of another major version may not mean what the code expects"
+                f"stage {name} was recorded by version {recorded} of the workflow ({self.record_file(name)}), "
+                f"and the code is version {now}; a record of another major version may not mean what the code expects"
             )
         had_result = record.get("has_result", True)
         if schema is None and had_result and record.get("value") is not None:
-            return f"stage {name} no longer declares a result, but its record ({file}) holds a value"
+            return f"stage {name} no longer declares a result, but its record ({self.record_file(name)}) holds a value"
         if schema is not None and not had_result:
-            return f"stage {name} now declares a result, but it was recorded without one ({file})"
+            return f"stage {name} now declares a result, but it was recorded without one ({self.record_file(name)})"
         return None
 
     def _reuse(self, name: str, record: dict[str, Any], schema: Schema | None) -> Decision:

@@ -90,7 +90,7 @@ def read_json_file(path: Path | str, kind: str) -> dict[str, Any]:
         obj = json.loads(text)
     except json.JSONDecodeError as error:
         raise RecordError(path, f"is not JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
-    check(kind, obj, Path(path))
+    check(kind, obj, path)
     if not isinstance(obj, dict):  # every record file is an object; its schema says so too
         raise RecordError(path, "is not a JSON object")
     return obj
