@@ -98,3 +98,50 @@ def test_a_continue_after_a_crash_reads_the_history_once_for_all_its_start_asks(
     assert re.search(r"attempt 1's agents had panes in the workspace", done.stderr), done.stderr
     assert [e["attempt"] for e in map(json.loads, log.read_text().splitlines()) if e["kind"] == "usage"] == [1]
     assert _reads_before_the_first_stage(trace, log) == 1
+
+
+TURNS = """
+import sys
+
+import awf
+
+AGENT = {"harness": "exec", "command": [sys.executable, "-c", "import sys; sys.stdin.read(); print('ok')"]}
+
+
+@awf.workflow(name="turns")
+async def turns(wf):
+    async def ask():
+        agent = await wf.agents.open(key="asker", runtime=AGENT)
+        for n in range(3):
+            await agent.run(prompt=f"turn {n}")
+
+    await wf.stage("first", lambda: 1, result={"type": "integer"})
+    await wf.stage("ask", ask)
+"""
+
+
+def test_a_continue_under_a_budget_reads_the_log_once_however_many_turns_it_starts(project: Project, tmp_path: Path):
+    project.write("turns.py", TURNS)
+    (project.path / "turns.py").write_text(TURNS.replace('await wf.stage("ask", ask)', 'wf.stop("later")'))
+    assert project.awf("run", "turns.py", "--id", "r1").code == 3
+    project.write("turns.py", TURNS)
+    log = project.run_dir("turns", "r1") / "run.jsonl"
+    trace = tmp_path / "trace"
+    strace = ["strace", "-f", "-qq", "-e", "trace=openat", "-o", str(trace)]
+    done = subprocess.run(
+        [*strace, *AWF, "run", "turns.py", "--id", "r1", "--continue", "--max-cost", "5"],
+        cwd=project.path,
+        env=project.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert len([e for e in map(json.loads, log.read_text().splitlines()) if e["kind"] == "turn"]) == 3
+    reads = [
+        line
+        for line in trace.read_text().splitlines()
+        if f'"{log}"' in line and "O_RDONLY" in line and "= -1" not in line
+    ]
+    assert len(reads) == 1, "\n".join(reads)

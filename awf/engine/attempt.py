@@ -24,6 +24,7 @@ from . import attempt_agents, attempt_folder, attempt_outcome, budget
 from . import from_stage as from_stage_rules
 from .claim import Claimed, Identity, claim_continue, claim_unstarted, create, new_identity, working_folder
 from .context import AttemptState, Context
+from .cost_tally import CostTally
 from .drive import Result, drive
 from .ending import AttemptEnd, decide, write_ending
 from .errors import Refusal
@@ -143,6 +144,7 @@ def _run_claimed(
     observer.attempt_started(workflow.name, run.paths.id, run.attempt, run.paths.dir)
     state = _state(workflow, claimed, observer, start)
     state.max_cost = max_cost
+    state.costs = CostTally(run.paths.log, run.history)
     attempt_agents.attach(state, cwd=run.cwd, deadline=deadline, sandbox=run.sandbox, source=workflow.source_file)
     if workflow.events:
         from . import attempt_events
@@ -165,10 +167,13 @@ def _run_claimed(
         state.progress.close()
         os.chdir(previous_cwd)
     if ending.outcome == attempt_outcome.COMPLETED and state.agents is not None:
-        attempt_agents.settle_unrecorded(run.paths, run.attempt, observer, own=True)
+        attempt_agents.settle_unrecorded(run.paths, run.attempt, observer, own=True, history=run.history)
     if run.worktree is not None:
         ending.worktree = {"path": str(run.worktree.path), "branch": run.worktree.branch, "base": run.worktree.base}
-    write_ending(request, workflow, state, ending, started, run.cwd)
+    try:
+        write_ending(request, workflow, state, ending, started, run.cwd)
+    finally:
+        state.costs.close()
     folder.remove_pid(run.paths)
     if result is not None and result.interruptions is not None:
         result.interruptions.restore()  # a caller in Python gets its own handlers back

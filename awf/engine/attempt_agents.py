@@ -121,7 +121,7 @@ def settle_unrecorded(
     sessions, and say so: `attempt 2 used 41,200 tokens ($0.31) that it could not record; counted now`.
     With `own`, the attempt's own turns, as it completes: no attempt comes after it to count them.
     Given the attempt's `history`, a log in which no turn ever started is not read again."""
-    if history is not None and not history.has("turn-start"):
+    if history is not None and not own and not history.has("turn-start"):
         return  # no agent ever took a turn: nothing to import, nothing to read
     from ..agents.recovery import KINDS, settle
 
@@ -130,7 +130,8 @@ def settle_unrecorded(
             open_log(paths.log).close()
         except (OSError, RecordError):
             return
-    lines = history.lines(KINDS, validate=False) if history is not None else None
+    # The attempt's own turns were appended after its history was read: read on from there.
+    lines = history.lines(KINDS, validate=False, since=own) if history is not None else None
     for found in settle(paths.log, attempt, own=own, lines=lines):
         observer.notice(found.line())
 

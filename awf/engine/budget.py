@@ -47,7 +47,7 @@ def check(state: AttemptState, limit: float | None, agent: str, turn: int, repor
     more than `limit`. `reports_cost`: whether the agent's harness says what a turn costs."""
     if limit is None:
         return
-    turns = turn_costs(cost_lines(state.paths.log))
+    turns = state.costs.turns() if state.costs is not None else turn_costs(cost_lines(state.paths.log))
     _say_blind(state, agent, reports_cost, turns)
     total = add_up(turns)
     if total.cost is None or total.cost <= limit:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from typing import _SpecialForm
 
     from ..agents.agent import AgentSet
+    from .cost_tally import CostTally
 
     # A type that is not a class, such as Literal["a", "b"] or str | None: its value is not typed.
     TypeForm = _SpecialForm | UnionType
@@ -80,6 +81,8 @@ class AttemptState:
         self.max_cost: float | None = None
         self.raise_budget: float | None = None
         self.budget_blind_said = False  # the note that the budget cannot see some agents' cost, said once
+        # The run's cost so far, read on from the log as it grows (set as the attempt starts).
+        self.costs: CostTally | None = None
 
 
 def mark_stage(error: BaseException, stage: str) -> BaseException:

@@ -12,8 +12,8 @@ from typing import Any
 
 from ..record import entries, file_kinds, folder
 from ..record.clock import iso, now_iso
+from ..record.costs import TurnCost
 from ..record.errors import RecordError, RecordWriteError
-from ..record.layout import RunPaths
 from . import attempt_outcome
 from . import from_stage as from_stage_rules
 from .context import AttemptState, stage_of
@@ -48,6 +48,7 @@ class AttemptEnd:
     waits: list[dict[str, Any]] | None = None  # what a parked attempt waits for
     write_error: RecordWriteError | None = None  # a file of the record that could not be written
     worktree: file_kinds.OutWorktree | None = None  # the run's own worktree: where to look at its work
+    costs: list[TurnCost] | None = None  # each turn's cost, for the closing block
 
 
 def decide(
@@ -250,7 +251,7 @@ def _out(workflow: Workflow[Any], state: AttemptState, ending: AttemptEnd, start
         started=iso(started),
         ended=now_iso(),
         stages=state.stage_list,
-        cost=_costs(paths, state.attempt),
+        cost=_costs(state, ending),
     )
     if ending.outcome == attempt_outcome.COMPLETED:
         out["value"] = ending.plain
@@ -296,14 +297,16 @@ def _report(workflow: Workflow[Any], ending: AttemptEnd, state: AttemptState, cw
         os.chdir(previous)
 
 
-def _costs(paths: RunPaths, attempt: int) -> dict[str, Any]:
-    """What the attempt's agents cost, and the run's so far, as the closing block and `awf runs` say."""
+def _costs(state: AttemptState, ending: AttemptEnd) -> dict[str, Any]:
+    """What the attempt's agents cost, and the run's so far, as the closing block and `awf runs`
+    say; the closing block is handed the same turns, so it reads the log no more."""
     from ..record.costs import add_up, turn_costs
     from ..record.summary import cost_lines
 
-    turns = turn_costs(cost_lines(paths.log))
+    turns = state.costs.turns() if state.costs is not None else turn_costs(cost_lines(state.paths.log))
+    ending.costs = turns
     return {
-        "attempt": add_up(turn for turn in turns if turn.attempt == attempt).as_json(),
+        "attempt": add_up(turn for turn in turns if turn.attempt == state.attempt).as_json(),
         "run": add_up(turns).as_json(),
     }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import heapq
+import itertools
 import json
 import os
 import re
@@ -149,13 +150,17 @@ class History:
     log: Path | None = None  # the log it was read from
     index: dict[str, array[int]] = field(default_factory=dict)  # each kind's lines, by offset
     handle: BinaryIO | None = None  # the log, open since it was read
+    read_to: int = 0  # the end of the lines it read: what comes after was appended since
 
-    def lines(self, kinds: frozenset[str], *, validate: bool = True) -> Iterator[Line]:
-        """The lines of `kinds`, as read_lines gives them, of the log as the history read it."""
+    def lines(self, kinds: frozenset[str], *, validate: bool = True, since: bool = False) -> Iterator[Line]:
+        """The lines of `kinds`, as read_lines gives them, of the log as the history read it; with
+        `since`, and those appended after it was read (by this attempt), through the same file."""
         found = [self.index[kind] for kind in kinds if kind in self.index]
-        if self.log is None or self.handle is None or not found:
+        if self.log is None or self.handle is None or not (found or since):
             return iter(())
-        at = lines_at(self.handle, self.log, heapq.merge(*found))
+        at: Iterable[tuple[int, bytes]] = lines_at(self.handle, self.log, heapq.merge(*found))
+        if since:
+            at = itertools.chain(at, lines_of(self.handle, self.log, start=self.read_to))
         return parse_lines(self.log, at, kinds=kinds, validate=validate)
 
     def has(self, kind: str) -> bool:
@@ -236,7 +241,7 @@ def _read_history(paths: RunPaths, handle: BinaryIO, ended_stages: bool, problem
             _add_to(attempts[item["attempt"]], item)
     if run is None:
         raise RecordError(paths.log, "has no 'run' line: it is not the log of a run")
-    return History(run, [attempts[n] for n in sorted(attempts)], queued, paths.log, index, handle)
+    return History(run, [attempts[n] for n in sorted(attempts)], queued, paths.log, index, handle, span.end)
 
 
 class _Span:

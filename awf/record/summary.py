@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -290,13 +290,18 @@ def cost_lines(log: Path) -> Iterator[dict[str, Any]]:
     """The `turn` and `usage` lines of a log, in order, read one at a time: what its cost is read
     from. A log that cannot be read has none (its reader says why elsewhere)."""
     try:
-        for offset, kind, raw in _kinded(str(log), raw_lines(log)):
-            if kind in ("turn", "usage"):
-                entry = _entry(str(log), offset, raw)
-                if entry is not None:
-                    yield entry
+        yield from cost_entries(str(log), raw_lines(log))
     except (OSError, RecordError):
         return
+
+
+def cost_entries(path: str, lines: Iterable[_Raw]) -> Iterator[dict[str, Any]]:
+    """The `turn` and `usage` lines among `lines` of the log at `path`, parsed and checked."""
+    for offset, kind, raw in _kinded(path, iter(lines)):
+        if kind in ("turn", "usage"):
+            entry = _entry(path, offset, raw)
+            if entry is not None:
+                yield entry
 
 
 def agent_line(log: Path, attempt: int, key: str) -> dict[str, Any] | None:

@@ -33,7 +33,12 @@ def relative(path: Path | str) -> str:
 
 
 def closing_lines(
-    out: dict[str, Any], *, record_dir: Path | None = None, detail: str | None = None, hints: list[str] | None = None
+    out: dict[str, Any],
+    *,
+    record_dir: Path | None = None,
+    detail: str | None = None,
+    hints: list[str] | None = None,
+    costs: list[TurnCost] | None = None,
 ) -> list[str]:
     """The ending, where and why, the totals, the command that goes on and where the record is.
 
@@ -60,7 +65,8 @@ def closing_lines(
         elif out.get("reason"):
             lines += why_lines(str(out["reason"]), name)
         lines += [f"  note:    {hint}" for hint in hints or []]
-    costs = turn_costs(cost_lines(record_dir / "run.jsonl")) if record_dir is not None else []
+    if costs is None:  # an attempt seen from outside (awf watch): its cost read off its log
+        costs = turn_costs(cost_lines(record_dir / "run.jsonl")) if record_dir is not None else []
     lines.append(f"  totals:  {totals(out, costs)}")
     lines += breakdown(costs, out["attempt"])
     if outcome != "completed" and out.get("go_on"):

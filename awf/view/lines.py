@@ -77,5 +77,7 @@ class LineReporter:
         """The closing block: the ending, where, why, the totals, the command that goes on, the record."""
         from .closing import closing_lines
 
-        for line in closing_lines(ending.out, record_dir=ending.record_dir, detail=ending.detail, hints=ending.hints):
+        for line in closing_lines(
+            ending.out, record_dir=ending.record_dir, detail=ending.detail, hints=ending.hints, costs=ending.costs
+        ):
             self._say(line)

@@ -297,7 +297,14 @@ class LiveView:
         with self.lock:
             self.state.agents.pop(agent, None)
 
-    def close(self, out: dict[str, Any], *, detail: str | None = None, hints: list[str] | None = None) -> None:
+    def close(
+        self,
+        out: dict[str, Any],
+        *,
+        detail: str | None = None,
+        hints: list[str] | None = None,
+        costs: list[Any] | None = None,
+    ) -> None:
         """Stop redrawing, print the block as it ended, then the closing block."""
         with self.lock:
             try:
@@ -316,12 +323,12 @@ class LiveView:
             live.stop()
         for text, style in final:
             self._print(text, style)
-        for line in closing_lines(out, record_dir=self.record_dir, detail=detail, hints=hints):
+        for line in closing_lines(out, record_dir=self.record_dir, detail=detail, hints=hints, costs=costs):
             self._print(line)
 
     def closing(self, ending: Any) -> None:
         """`awf run`'s ending."""
-        self.close(ending.out, detail=ending.detail, hints=ending.hints)
+        self.close(ending.out, detail=ending.detail, hints=ending.hints, costs=ending.costs)
 
 
 def _current_records(record_dir: Path, attempt: int) -> dict[str, dict[str, Any]]:
