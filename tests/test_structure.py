@@ -7,6 +7,7 @@ fast), and under TYPE_CHECKING, since each is a dependency a reader has to hold.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "awf"
@@ -116,3 +117,29 @@ def test_the_finder_sees_an_upward_import_and_a_cycle() -> None:
     assert "awf.engine.start_point" in graph["awf.view.preview"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
     assert layer("awf.cli.app") == 0 and layer("awf.record") == 4 and layer("awf.testing.runner") is None
+
+
+# Where run.jsonl is read from: record/log.py's line iterator, and the few that hold one of its files.
+LOG_READERS = {
+    "awf.record.log",
+    "awf.record.folder",
+    "awf.record.summary",
+    "awf.engine.cost_tally",
+    "awf.engine.attempt_agents",
+    "awf.view.follow",
+}
+
+
+def test_the_log_is_read_only_through_record_log_and_by_its_known_readers():
+    calls = re.compile(r"\b(open_log|lines_of|raw_lines|lines_at)\(")
+    readers = {name for name, path in _modules().items() if calls.search(path.read_text())}
+    assert readers <= LOG_READERS, f"a new reader of run.jsonl: {sorted(readers - LOG_READERS)}"
+
+
+# The reading side of the record is typed a little more at each change, never less.
+LOOSE_DICTS = 381
+
+
+def test_loose_dicts_do_not_grow():
+    count = sum(path.read_text().count("dict[str, Any]") for path in _modules().values())
+    assert count <= LOOSE_DICTS, f"{count} dict[str, Any] in awf (at most {LOOSE_DICTS}): type what you read"
