@@ -9,7 +9,7 @@ unreported and no attempt has read yet. Nothing here is stored.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from sys import intern
 from typing import Any
@@ -97,7 +97,7 @@ def _recovered(entry: dict[str, Any]) -> TurnCost:
     )
 
 
-def turn_cost(entry: dict[str, Any]) -> float | None:
+def turn_cost(entry: Mapping[str, Any]) -> float | None:
     """What a turn cost in US dollars, as its own line says."""
     for holder in (entry, entry.get("usage") if isinstance(entry.get("usage"), dict) else None):
         if holder is None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
 from ..engine.durations import format_duration
+from ..record import entries, file_kinds
 from ..record.clock import parse_iso
 from ..record.costs import money, turn_cost
 
@@ -22,12 +23,12 @@ def clock(text: str | None) -> str:
         return "--:--:--"
 
 
-def turn_handle(entry: dict[str, Any]) -> str:
+def turn_handle(entry: Mapping[str, Any]) -> str:
     """The handle that names one turn: its attempt, its agent's key and its number."""
     return f"{entry.get('attempt', '?')}/{entry.get('agent', '?')}/{entry.get('turn', '?')}"
 
 
-def session_handle(entry: dict[str, Any]) -> str | None:
+def session_handle(entry: Mapping[str, Any]) -> str | None:
     """The agent's native session, as its harness names it: `claude:8f3a…`."""
     session = entry.get("session")
     return f"{entry.get('harness') or 'agent'}:{session}" if session else None
@@ -44,12 +45,12 @@ def describe(entry: dict[str, Any]) -> str:
     return text
 
 
-def _run(entry: dict[str, Any]) -> str:
+def _run(entry: entries.RunLine) -> str:
     argv = json.dumps(entry.get("argv") or [], ensure_ascii=False)
     return f"run {entry.get('workflow')}/{entry.get('id')} created: argv {argv}, cwd {entry.get('cwd')}"
 
 
-def _attempt_start(entry: dict[str, Any]) -> str:
+def _attempt_start(entry: entries.AttemptStartLine) -> str:
     flags = entry.get("flags") or {}
     words = [f"pid {entry.get('pid')}"]
     for key, value in flags.items():
@@ -60,16 +61,16 @@ def _attempt_start(entry: dict[str, Any]) -> str:
     return f"attempt {entry.get('attempt')} started ({', '.join(words)})"
 
 
-def _stage_start(entry: dict[str, Any]) -> str:
+def _stage_start(entry: entries.StageStartLine) -> str:
     return f"▸ {entry.get('stage')}"
 
 
-def _stage_reused(entry: dict[str, Any]) -> str:
+def _stage_reused(entry: entries.StageReusedLine) -> str:
     return f"↺ {entry.get('stage')} reused, as attempt {entry.get('recorded_by')} recorded it"
 
 
-def _stage(entry: dict[str, Any]) -> str:
-    record = entry.get("record") or {}
+def _stage(entry: entries.StageLine) -> str:
+    record = entry["record"]
     name = entry.get("stage")
     outcome = record.get("outcome")
     if record.get("origin") == "provided":
@@ -81,29 +82,32 @@ def _stage(entry: dict[str, Any]) -> str:
     return f"{MARKS.get(outcome or '', '?')} {name}  {outcome}: {record.get('reason') or ''}".rstrip()
 
 
-def _took(record: dict[str, Any]) -> str:
+def _took(record: file_kinds.StageRecord) -> str:
+    started, ended = record.get("started"), record.get("ended")
+    if started is None or ended is None:
+        return ""
     try:
-        seconds = parse_iso(record["ended"]) - parse_iso(record["started"])
-    except (KeyError, TypeError, ValueError):
+        seconds = parse_iso(ended) - parse_iso(started)
+    except ValueError:
         return ""
     return f"  {format_duration(max(seconds, 0.0))}"
 
 
-def _start_point(entry: dict[str, Any]) -> str:
+def _start_point(entry: entries.StartPointLine) -> str:
     return f"start point: {entry.get('stage')} ({entry.get('why')})"
 
 
-def _invalidated(entry: dict[str, Any]) -> str:
+def _invalidated(entry: entries.InvalidatedLine) -> str:
     stages = ", ".join(entry.get("stages") or [])
     return f"no longer current: {stages} (they run again from {entry.get('start')}; their records stay in this log)"
 
 
-def _log(entry: dict[str, Any]) -> str:
+def _log(entry: entries.LogLine) -> str:
     where = f"[{entry['stage']}] " if entry.get("stage") else ""
     return f"{where}{entry.get('message')}"
 
 
-def _attempt_end(entry: dict[str, Any]) -> str:
+def _attempt_end(entry: entries.AttemptEndLine) -> str:
     outcome = entry.get("outcome")
     where = f" in {entry['stage']}" if entry.get("stage") else ""
     text = f"attempt {entry.get('attempt')} {outcome}{where} (exit {entry.get('exit_code')})"
@@ -114,28 +118,28 @@ def _attempt_end(entry: dict[str, Any]) -> str:
     return text
 
 
-def _torn(entry: dict[str, Any]) -> str:
+def _torn(entry: entries.TornLine) -> str:
     return f"a line a crash cut short was set aside ({len(entry.get('text') or '')} characters)"
 
 
-def _agent(entry: dict[str, Any]) -> str:
+def _agent(entry: entries.AgentLine) -> str:
     where = f"[{entry['stage']}] " if entry.get("stage") else ""
     model = f", {entry['model']}" if entry.get("model") else ""
     return f"{where}agent {entry.get('agent')} opened ({entry.get('harness')}{model})"
 
 
-def _agent_process(entry: dict[str, Any]) -> str:
+def _agent_process(entry: entries.AgentProcessLine) -> str:
     return f"agent {entry.get('agent')}: process {entry.get('pid')}"
 
 
-def _pane(entry: dict[str, Any]) -> str:
+def _pane(entry: entries.PaneLine) -> str:
     return (
         f"agent {entry.get('agent')}: process {entry.get('pid')} in a pane, window {entry.get('window')} of "
         f"{entry.get('workspace')!r} ({entry.get('multiplexer')} -L {entry.get('server')})"
     )
 
 
-def _turn(entry: dict[str, Any]) -> str:
+def _turn(entry: entries.TurnLine) -> str:
     where = f"[{entry['stage']}] " if entry.get("stage") else ""
     outcome = entry.get("outcome")
     text = f"{where}turn {entry.get('agent')}#{entry.get('turn')} {outcome}"
@@ -153,21 +157,19 @@ def _turn(entry: dict[str, Any]) -> str:
     session = session_handle(entry)
     if session:
         text += f", session {session}"
-    if entry.get("transcript"):
-        text += f", transcript {entry['transcript']}"
     return text + ")"
 
 
-def _take(entry: dict[str, Any]) -> str:
+def _take(entry: entries.TakeLine) -> str:
     return f"took event {entry.get('name')} ({entry.get('event')}) for {entry.get('wait')}"
 
 
-def _race(entry: dict[str, Any]) -> str:
+def _race(entry: entries.RaceLine) -> str:
     won = f"race {entry.get('wait')} won by {entry.get('winner')}"
     return f"{won}, taking event {entry['event']}" if entry.get("event") else won
 
 
-def _timer(entry: dict[str, Any]) -> str:
+def _timer(entry: entries.TimerLine) -> str:
     return f"timer {entry.get('wait')} due {entry.get('due')}"
 
 
@@ -180,15 +182,15 @@ def _event(entry: dict[str, Any]) -> str:
     return f"{text}: {value if len(value) <= 200 else value[:199] + '…'}"
 
 
-def _redo(entry: dict[str, Any]) -> str:
+def _redo(entry: entries.RedoLine) -> str:
     return f"redo from stage {entry.get('stage')}"
 
 
-def _redo_reached(entry: dict[str, Any]) -> str:
+def _redo_reached(entry: entries.RedoReachedLine) -> str:
     return f"redo reached stage {entry.get('stage')} (marked in attempt {entry.get('redo_attempt')})"
 
 
-def _report(entry: dict[str, Any]) -> str:
+def _report(entry: entries.ReportLine) -> str:
     text = entry.get("text")
     if entry.get("error"):
         return f"report: none: {entry['error']}"
@@ -198,7 +200,7 @@ def _report(entry: dict[str, Any]) -> str:
     return f"report: report.md, {len(lines)} line{'s' if len(lines) != 1 else ''}: {lines[0]}"
 
 
-def _turn_start(entry: dict[str, Any]) -> str:
+def _turn_start(entry: entries.TurnStartLine) -> str:
     where = f"[{entry['stage']}] " if entry.get("stage") else ""
     text = f"{where}turn {entry.get('agent')}#{entry.get('turn')} started ({entry.get('harness')})"
     if entry.get("session_file"):
@@ -206,13 +208,13 @@ def _turn_start(entry: dict[str, Any]) -> str:
     return text
 
 
-def _session(entry: dict[str, Any]) -> str:
+def _session(entry: entries.SessionLine) -> str:
     return f"turn {entry.get('agent')}#{entry.get('turn')} is in session {entry.get('session')}" + (
         f": session file {entry['session_file']}" if entry.get("session_file") else ""
     )
 
 
-def _usage(entry: dict[str, Any]) -> str:
+def _usage(entry: entries.UsageLine) -> str:
     text = f"turn {entry.get('agent')}#{entry.get('turn')} of attempt {entry.get('attempt')} used "
     tokens = entry.get("tokens")
     if not isinstance(tokens, dict):
@@ -231,7 +233,7 @@ def _other(entry: dict[str, Any]) -> str:
 # How each kind of line reads; every kind has an entry (a test holds it to record/entries.py), and
 # a kind whose fields say it plainly enough is shown as them. A line of a kind this awf does not
 # know (written by a newer one) is shown the same way.
-FORMATTERS: dict[str, Callable[[dict[str, Any]], str]] = {
+FORMATTERS: dict[str, Callable[[Any], str]] = {  # each takes the line of its kind
     "run": _run,
     "attempt-start": _attempt_start,
     "stage-start": _stage_start,
