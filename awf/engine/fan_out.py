@@ -113,51 +113,66 @@ async def parallel(
     items' order. A branch that raises lets the others finish (or, with fail_fast, cancels them),
     and the first error is raised, noting how many others failed."""
     listed = list(items)
-    group = label or "parallel"
-    problem = limit_problem(f"wf.parallel {group}", concurrency)
+    group = _Group(observer, label or "parallel", work, fail_fast, Tally(len(listed)))
+    problem = limit_problem(f"wf.parallel {group.label}", concurrency)
     if problem:
         raise WorkflowError(problem)
     results: list[Any] = [None] * len(listed)
-    tally = Tally(len(listed))
     limit = asyncio.Semaphore(concurrency or max(len(listed), 1))
-    observer.group_started(group, len(listed), concurrency)
-    tasks: list[asyncio.Task[None]] = []
+    observer.group_started(group.label, len(listed), concurrency)
 
     async def one(index: int, item: T) -> None:
         async with limit:
-            branch = f"{group} #{index + 1}"
-            observer.branch_started(group, branch)
-            started = time.monotonic()
-            try:
-                value = work(item)
-                if inspect.isawaitable(value):
-                    value = await value
-            except asyncio.CancelledError:
-                tally.add("cancelled")
-                observer.branch_ended(group, branch, "cancelled", None, time.monotonic() - started)
-                raise
-            except BaseException as error:
-                how = "stopped" if isinstance(error, Stop) else "failed"
-                tally.add(how, error)
-                observer.branch_ended(group, branch, how, _reason(error), time.monotonic() - started)
-                if fail_fast:
-                    for task in tasks:
-                        task.cancel()
-                return
-            results[index] = value
-            tally.add("succeeded")
-            observer.branch_ended(group, branch, "succeeded", None, time.monotonic() - started)
+            await group.branch(index, item, results)
 
-    tasks.extend(asyncio.ensure_future(one(index, item)) for index, item in enumerate(listed))
-    # Cancelled branches (fail_fast) end cancelled; the attempt's own cancel comes through.
-    ended = await asyncio.gather(*tasks, return_exceptions=True)
+    group.tasks.extend(asyncio.ensure_future(one(index, item)) for index, item in enumerate(listed))
+    ended = await asyncio.gather(*group.tasks, return_exceptions=True)
+    tally = group.tally
     for outcome in ended:
-        if isinstance(outcome, asyncio.CancelledError) and tally.first is None:
-            raise outcome
-    observer.group_ended(group, tally.text())
+        if isinstance(outcome, asyncio.CancelledError):
+            if tally.first is None:
+                raise outcome  # not by fail_fast: the attempt's own cancel
+            tally.add("cancelled")  # by fail_fast, started or not
+    observer.group_ended(group.label, tally.text())
     if tally.first is not None:
-        raise _first_failure(group, tally)
+        raise _first_failure(group.label, tally)
     return results
+
+
+@dataclass
+class _Group:
+    """A wf.parallel as it runs: its branches' tasks and how they ended."""
+
+    observer: Observer
+    label: str
+    work: Callable[[Any], object]
+    fail_fast: bool
+    tally: Tally
+    tasks: list[asyncio.Future[None]] = field(default_factory=list)
+
+    async def branch(self, index: int, item: Any, results: list[Any]) -> None:
+        name, observer = f"{self.label} #{index + 1}", self.observer
+        observer.branch_started(self.label, name)
+        started = time.monotonic()
+        try:
+            value = self.work(item)
+            if inspect.isawaitable(value):
+                value = await value
+        except asyncio.CancelledError:
+            observer.branch_ended(self.label, name, "cancelled", None, time.monotonic() - started)
+            raise
+        except BaseException as error:
+            how = "stopped" if isinstance(error, Stop) else "failed"
+            self.tally.add(how, error)
+            observer.branch_ended(self.label, name, how, _reason(error), time.monotonic() - started)
+            if self.fail_fast:
+                for task in self.tasks:
+                    if task is not asyncio.current_task():
+                        task.cancel()
+            return
+        results[index] = value
+        self.tally.add("succeeded")
+        observer.branch_ended(self.label, name, "succeeded", None, time.monotonic() - started)
 
 
 def _first_failure(group: str, tally: Tally) -> BaseException:
