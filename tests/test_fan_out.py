@@ -37,6 +37,7 @@ REVIEW = """
             return turn.outcome.value["finding"]
 
         found = await wf.each("review", lenses, one, result=str, key=lambda lens: lens, concurrency=2)
+        Path("calls").mkdir(exist_ok=True)
         Path("calls", f"summary.{wf.attempt}").write_text("")
         await wf.stage("summary", lambda: " ".join(found), result=str)
         return found
@@ -303,3 +304,14 @@ def test_a_stage_entered_while_another_runs_in_a_parallel_fails(project: Project
     )
     done = project.awf("run", "two.py", "--id", "t")
     assert done.code == 1 and "one stage at a time" in done.stderr and "wf.each" in done.stderr
+
+
+def test_values_give_the_whole_fan_out_as_a_list_in_the_items_order(project: Project) -> None:
+    workflow = review_project(project, lenses=["a", "b"])
+    project.write("values.json", json.dumps({"review": ["A, given", "B, given"]}))
+    given = ("--from-stage", "summary", "--values", "values.json")
+    done = project.awf("run", str(workflow), "--id", "w", *given, "--json")
+    assert done.code == 0, done.stderr
+    assert done.out["value"] == ["A, given", "B, given"]
+    assert calls(project, 1) == ["summary"]
+    assert project.stage("review", "w", "review@b")["origin"] == "provided"  # type: ignore[index]
