@@ -69,6 +69,13 @@ class AgentSet:
         """The agents this attempt opened, in the order it opened them."""
         return list(self._agents.values())
 
+    def end_opened_in(self, stage: str) -> None:
+        """End the agents opened in `stage`, and what they started: a fan-out's branch is over while
+        its siblings' agents work on."""
+        for agent in self._agents.values():
+            if agent.stage == stage:
+                agent.end()
+
     def end_all(self) -> None:
         """End every agent and every process any of them started. The attempt is over."""
         try:
@@ -128,6 +135,7 @@ class Agent:
         self.busy: bool = False
         self.ends: int = 0  # how many times it was ended: a turn that sees this change was cancelled
         stage = host.stage()
+        self.stage: str | None = stage  # the stage it was opened in: an agent of a branch ends with it
         opened = entries.agent(
             attempt=host.attempt,
             agent=spec.key,

@@ -7,17 +7,20 @@ import inspect
 import os
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NoReturn, TypedDict, TypeVar, overload
 
 from ..record import entries, file_kinds, folder
 from ..record.clock import iso, now_iso
 from ..record.errors import RecordWriteError
 from ..record.layout import RunPaths
 from ..record.names import stage_name_problem
-from .errors import Park, PlanStop, StageValueError, Stop, WorkflowError
+from . import fan_out
+from .each import run_each
+from .errors import Park, PlanStop, StageValueError, Stop, WorkflowError, mark_stage
 from .observer import Observer
 from .plan import Halt, Reuse, StagePlan
 from .schema import Schema, json_problem, load_schema
@@ -34,6 +37,13 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 R = TypeVar("R")
+I = TypeVar("I")  # noqa: E741 — an item of a fan-out
+
+
+class BranchOf(TypedDict, total=False):
+    """What a branch of a fan-out adds to its stage's record: the fan-out it is a branch of."""
+
+    branch_of: str
 
 
 class AttemptState:
@@ -58,7 +68,10 @@ class AttemptState:
         self.observer = observer
         self.workflow_version = workflow_version
         self.schema_base = schema_base
-        self.current_stage: str | None = None
+        # The stage each task is in: a fan-out's branches run side by side, each in a stage of its own.
+        self._current_stage: ContextVar[str | None] = ContextVar("awf_stage", default=None)
+        # Every stage whose work runs now, in any task: one stage at a time, a fan-out's branches apart.
+        self.open_stages: list[str] = []
         self.last_stage: str | None = None
         self.ran: list[str] = []
         self.stage_list: list[dict[str, Any]] = []
@@ -84,19 +97,14 @@ class AttemptState:
         # The run's cost so far, read on from the log as it grows (set as the attempt starts).
         self.costs: CostTally | None = None
 
+    @property
+    def current_stage(self) -> str | None:
+        """The stage the running task is in, or None between stages."""
+        return self._current_stage.get()
 
-def mark_stage(error: BaseException, stage: str) -> BaseException:
-    """Note on an exception the stage it came out of, so the ending can name it."""
-    try:
-        if getattr(error, "awf_stage", None) is None:
-            error.awf_stage = stage  # type: ignore[attr-defined]
-    except AttributeError:
-        pass
-    return error
-
-
-def stage_of(error: BaseException) -> str | None:
-    return getattr(error, "awf_stage", None)
+    @current_stage.setter
+    def current_stage(self, name: str | None) -> None:
+        self._current_stage.set(name)
 
 
 class Context:
@@ -238,16 +246,7 @@ class Context:
         """
         state = self._state
         self._check_dropped_stop()
-        problem = stage_name_problem(name)
-        if problem:
-            raise WorkflowError(problem)
-        if state.current_stage is not None:
-            raise WorkflowError(
-                f"stage {name} was entered inside stage {state.current_stage}: one stage at a time; "
-                "a loop or a parallel goes inside one stage"
-            )
-        if name in state.plan.entered_names:
-            raise WorkflowError(f"stage {name} was entered twice in one attempt: each name once per attempt")
+        self._check_one_at_a_time(name)
         if work is None or not callable(work):
             raise WorkflowError(f"stage {name}: its work must be a callable (an async def of no arguments)")
         schema = load_schema(result, state.schema_base, f"stage {name}") if result is not None else None
@@ -269,11 +268,110 @@ class Context:
             self._reach_start_point(name, decision.why or "")
         return await self._run(name, work, schema, summary, decision.why)
 
+    async def parallel(
+        self,
+        items: Iterable[T],
+        work: Callable[[T], Awaitable[R]] | Callable[[T], R],
+        *,
+        label: str | None = None,
+        concurrency: int | None = None,
+        fail_fast: bool = False,
+    ) -> list[R]:
+        """Run `work(item)` for each item side by side, at most `concurrency` at once; the results in
+        the items' order. Not recorded: inside a stage, the stage is what is kept.
+
+        If a branch raises, the others finish (with `fail_fast`, they are cancelled) and the first
+        error is raised, noting how many others failed. The progress view shows the group under
+        `label`, a line a branch.
+        """
+        return await fan_out.parallel(
+            self._state.observer, items, work, label=label, concurrency=concurrency, fail_fast=fail_fast
+        )
+
+    @overload
+    async def each(
+        self,
+        name: str,
+        items: Iterable[I],
+        work: Callable[[I], Awaitable[T]] | Callable[[I], T],
+        *,
+        result: type[T],
+        key: Callable[[I], str],
+        concurrency: int | None = None,
+        summary: Callable[[T], object] | None = None,
+    ) -> list[T]: ...
+
+    @overload
+    async def each(
+        self,
+        name: str,
+        items: Iterable[I],
+        work: Callable[[I], Awaitable[R]] | Callable[[I], R],
+        *,
+        result: Mapping[str, Any] | str | Path,
+        key: Callable[[I], str],
+        concurrency: int | None = None,
+        summary: Callable[[R], object] | None = None,
+    ) -> list[R]: ...
+
+    @overload
+    async def each(
+        self,
+        name: str,
+        items: Iterable[I],
+        work: Callable[[I], object],
+        *,
+        result: TypeForm,
+        key: Callable[[I], str],
+        concurrency: int | None = None,
+        summary: Callable[[Any], object] | None = None,
+    ) -> list[Any]: ...
+
+    async def each(
+        self,
+        name: str,
+        items: Iterable[Any],
+        work: Callable[[Any], object],
+        *,
+        result: object,
+        key: Callable[[Any], str],
+        concurrency: int | None = None,
+        summary: Callable[[Any], object] | None = None,
+    ) -> list[Any]:
+        """A fan-out whose branches are recorded: `work(item)` for each item, each a stage
+        `name@key(item)` with its own record, at most `concurrency` at once; the values in the
+        items' order. On a later attempt a branch with a succeeded record is reused, and only the
+        others run. Once every branch succeeded, `name` is recorded too, its value the list.
+
+        `result` is what each branch's value must fit, as a stage's result. If a branch fails or
+        stops, the others finish and are recorded, and the fan-out ends as the first that failed.
+        """
+        return await run_each(self, name, items, work, result=result, key=key, concurrency=concurrency, summary=summary)
+
     def _check_dropped_stop(self) -> None:
         stop = self._state.pending_stop
         if stop is not None:
             self._state.pending_stop = None
             raise WorkflowError(f"stop was caught: {stop.reason!r} was raised by wf.stop and then dropped")
+
+    def _check_one_at_a_time(self, name: str) -> None:
+        """The stage rules a stage or a fan-out is held to as it is entered."""
+        state = self._state
+        problem = stage_name_problem(name)
+        if problem:
+            raise WorkflowError(problem)
+        if state.current_stage is not None:
+            raise WorkflowError(
+                f"stage {name} was entered inside stage {state.current_stage}: one stage at a time; "
+                "a loop or a parallel goes inside one stage, a fan-out of recorded branches is wf.each"
+            )
+        if state.open_stages:
+            raise WorkflowError(
+                f"stage {name} was entered while stage {state.open_stages[0]} runs: one stage at a time; "
+                "a fan-out of recorded branches is wf.each"
+            )
+        if name in state.plan.entered_names:
+            raise WorkflowError(f"stage {name} was entered twice in one attempt: each name once per attempt")
 
     def _reuse(self, name: str, decision: Reuse, schema: Schema | None, summary: Callable[[Any], Any] | None) -> Any:
         state = self._state
@@ -321,7 +419,7 @@ class Context:
         state.observer.stage_reused(name, decision.plain, record, decision.how)
         return decision.value
 
-    def _reach_start_point(self, name: str, why: str) -> None:
+    def _reach_start_point(self, name: str, why: str, keep: frozenset[str] = frozenset()) -> None:
         state = self._state
         redo = state.plan.redo
         if state.plan.events:
@@ -342,7 +440,7 @@ class Context:
                 )
         else:
             reused = set(state.plan.reused)
-            stale = [stage for stage in state.plan.records if stage not in reused]
+            stale = [stage for stage in state.plan.records if stage not in reused and stage not in keep]
             folder.invalidate(state.paths, stale, state.attempt, name)
         entries.append(state.paths.log, entries.start_point(attempt=state.attempt, stage=name, why=why))
 
@@ -353,13 +451,43 @@ class Context:
         schema: Schema | None,
         summary: Callable[[Any], Any] | None,
         why: str | None,
+        branch_of: str | None = None,
     ) -> Any:
         state = self._state
         started_at = time.time()
-        entries.append(state.paths.log, entries.stage_start(attempt=state.attempt, stage=name))
+        start = entries.stage_start(attempt=state.attempt, stage=name)
+        if branch_of is not None:
+            start["branch_of"] = branch_of
+        entries.append(state.paths.log, start)
         state.observer.stage_started(name, why)
         state.current_stage = name
+        state.open_stages.append(name)
         state.ran.append(name)
+        if branch_of is not None:
+            fields: BranchOf = {"branch_of": branch_of}
+            try:
+                return await self._work(name, work, schema, summary, started_at, fields)
+            finally:
+                state.open_stages.remove(name)
+                state.current_stage = None
+                if state.agents is not None:
+                    state.agents.end_opened_in(name)  # a branch's agents end with it; its siblings' go on
+        try:
+            return await self._work(name, work, schema, summary, started_at, {})
+        finally:
+            state.open_stages.remove(name)
+
+    async def _work(
+        self,
+        name: str,
+        work: Callable[[], object],
+        schema: Schema | None,
+        summary: Callable[[Any], Any] | None,
+        started_at: float,
+        fields: BranchOf,
+    ) -> Any:
+        """The stage's work, awaited, and its record written: succeeded, failed or stopped."""
+        state = self._state
         try:
             value = work()
             if inspect.isawaitable(value):
@@ -368,18 +496,24 @@ class Context:
             # Still pending: it is dropped if the workflow catches it and carries on.
             stop.stage = name
             mark_stage(stop, name)  # a stop after the deadline or a signal: the ending names this stage
-            self._finish(name, "stopped", started_at, schema=schema, reason=stop.reason)
+            self._finish(name, "stopped", started_at, schema=schema, reason=stop.reason, **fields)
             raise
         except Park:
             raise  # the stage has not finished: no record, so the wake that answers the wait redoes it
         except asyncio.CancelledError:
             state.cancelled_in = name
-            self._finish(name, "failed", started_at, schema=schema, reason=state.cancel_reason or "cancelled")
+            self._finish(name, "failed", started_at, schema=schema, reason=state.cancel_reason or "cancelled", **fields)
             raise
         except BaseException as error:
             mark_stage(error, name)
             self._finish(
-                name, "failed", started_at, schema=schema, reason=f"{type(error).__name__}: {error}", error=error
+                name,
+                "failed",
+                started_at,
+                schema=schema,
+                reason=f"{type(error).__name__}: {error}",
+                error=error,
+                **fields,
             )
             raise
         finally:
@@ -388,19 +522,22 @@ class Context:
             # The work returned after a signal or the deadline (a call that could not be cut
             # short): it did not finish in time, so it is recorded failed, as a cancelled one is.
             state.cancelled_in = name
-            self._finish(name, "failed", started_at, schema=schema, reason=state.cancel_reason)
+            self._finish(name, "failed", started_at, schema=schema, reason=state.cancel_reason, **fields)
             raise asyncio.CancelledError(state.cancel_reason)
         dropped = state.pending_stop
-        if dropped is not None:
+        # A stop of a sibling branch is that branch's, pending until the fan-out raises it.
+        if dropped is not None and (dropped.stage in (None, name) or not fields):
             state.pending_stop = None
             reason = f"stop was caught: {dropped.reason!r} was raised by wf.stop and then dropped"
-            self._finish(name, "failed", started_at, schema=schema, reason=reason)
+            self._finish(name, "failed", started_at, schema=schema, reason=reason, **fields)
             raise mark_stage(WorkflowError(reason), name)
         plain, handed, problem = self._checked(name, value, schema)
         if problem:
-            self._finish(name, "failed", started_at, schema=schema, reason=problem)
+            self._finish(name, "failed", started_at, schema=schema, reason=problem, **fields)
             raise mark_stage(StageValueError(problem), name)
-        self._finish(name, "succeeded", started_at, value=plain, handed=handed, schema=schema, summary=summary)
+        self._finish(
+            name, "succeeded", started_at, value=plain, handed=handed, schema=schema, summary=summary, **fields
+        )
         return handed
 
     @staticmethod
@@ -442,6 +579,7 @@ class Context:
         origin: str = "ran",
         reason: str | None = None,
         error: BaseException | None = None,
+        branch_of: str | None = None,
     ) -> file_kinds.StageRecord:
         state = self._state
         record = file_kinds.stage_record(
@@ -457,6 +595,8 @@ class Context:
             reason=reason,
             workflow_version=state.workflow_version,
         )
+        if branch_of is not None:
+            record["branch_of"] = branch_of
         if error is not None:
             record["error"] = {
                 "type": type(error).__name__,
@@ -494,7 +634,7 @@ _AWF = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 def in_stage_work(frame: FrameType | None) -> bool:
     """Whether `frame` is running a stage's work: code of the workflow's own (or what it called)
-    under the frame of Context._run, with no frame of awf's between. Only there may a stage be
+    under the frame of Context._work, with no frame of awf's between. Only there may a stage be
     cut short by raising into it; awf's own code, writing a record, never is."""
     if frame is None or frame.f_code.co_filename.startswith(_AWF):
         return False
@@ -507,4 +647,4 @@ def in_stage_work(frame: FrameType | None) -> bool:
     return False
 
 
-_RUN_CODE = Context._run.__code__
+_RUN_CODE = Context._work.__code__

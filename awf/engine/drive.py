@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .context import AttemptState, Context, in_stage_work, stage_of
+from .context import AttemptState, Context, in_stage_work
+from .errors import stage_of
 from .signals import NAMES, Guard, Interruptions
 from .workflow import Workflow
 

@@ -16,9 +16,10 @@ from ..record.costs import TurnCost
 from ..record.errors import RecordError, RecordWriteError
 from . import attempt_outcome
 from . import from_stage as from_stage_rules
-from .context import AttemptState, stage_of
+from .context import AttemptState
 from .drive import Result
-from .errors import MissingPackage, Park, PlanStop, StageValueError, Stop, WorkflowError
+from .errors import MissingPackage, Park, PlanStop, StageValueError, Stop, WorkflowError, stage_of
+from .fan_out import fan_out_note
 from .frames import user_traceback
 from .report import Ending as ReportEnding
 from .report import StageEntered, Written, write_report
@@ -146,7 +147,16 @@ def _returned(make: _Make, value: Any) -> AttemptEnd:
 
 
 def _raised(make: _Make, error: BaseException, history: folder.History | None) -> AttemptEnd:
-    """The ending of a workflow that raised: parked, stopped, or failed, saying where and why."""
+    """The ending of a workflow that raised: parked, stopped, or failed, saying where and why; for
+    the first failure of a fan-out, how its other branches ended."""
+    ending = _raised_alone(make, error, history)
+    note = fan_out_note(error)
+    if note and ending.reason:
+        ending.reason = f"{ending.reason}\n{note}"
+    return ending
+
+
+def _raised_alone(make: _Make, error: BaseException, history: folder.History | None) -> AttemptEnd:
     if isinstance(error, Park):
         return _parked(make, error)
     if isinstance(error, Stop):

@@ -70,3 +70,17 @@ class LoadError(Exception):
         super().__init__(message)
         self.raised = raised
         self.detail = detail
+
+
+def mark_stage(error: BaseException, stage: str) -> BaseException:
+    """Note on an exception the stage it came out of, so the ending can name it."""
+    try:
+        if getattr(error, "awf_stage", None) is None:
+            error.awf_stage = stage  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    return error
+
+
+def stage_of(error: BaseException) -> str | None:
+    return getattr(error, "awf_stage", None)

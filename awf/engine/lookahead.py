@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import Stop
-from .plan import Halt, Reuse, StagePlan
+from .plan import Halt, Reuse, Run, StagePlan
 from .schema import Schema
 from .schema_text import stand_in
 
@@ -76,6 +76,7 @@ class LookAhead:
     returned: bool = False  # the workflow returned before reaching a start point
     completes: bool = False  # it returned after its start point (looking beyond it)
     value_problems: list[str] = field(default_factory=list)  # values given that do not fit
+    fan_outs: set[str] = field(default_factory=set)  # the fan-outs entered: --values may give one whole
 
     @property
     def needs(self) -> list[Seen]:
@@ -106,7 +107,36 @@ class LookAhead:
         """Decide as the real attempt would, but hand back a value instead of running anything.
 
         `replayed`: the waits answered from the record so far, which a redo reached keeps."""
-        decision = plan.enter(name, schema)
+        return self._decided(name, schema, plan, plan.enter(name, schema), replayed)
+
+    def enter_each(
+        self, name: str, branches: list[str], schema: Schema | None, plan: StagePlan, replayed: list[str] | None = None
+    ) -> list[Any]:
+        """A fan-out: each branch decided as a stage; those that run are where the start point is."""
+        self.fan_outs.add(name)
+        decisions = plan.enter_each(name, branches, schema)
+        values: list[Any] = [None] * len(branches)
+        runs = [index for index, decision in enumerate(decisions) if isinstance(decision, Run)]
+        for index, decision in enumerate(decisions):
+            if index not in runs:
+                values[index] = self._decided(branches[index], schema, plan, decision, replayed)
+        if runs and self.start is None:
+            first = next((index for index in runs if decisions[index].start_point), runs[0])  # type: ignore[union-attr]
+            why = decisions[first].why or ""  # type: ignore[union-attr]
+            if not self.beyond_start:
+                # Its siblings that run are shown with it; the look-ahead ends at the start point.
+                self.start = (name if plan.from_stage == name else branches[first], why)
+                others = [index for index in runs if index != first]
+                self.beyond += [Seen(branches[i], "runs", None, schema, decisions[i].why) for i in others]  # type: ignore[union-attr]
+                raise LookAheadEnd("start point")
+            runs.sort(key=lambda index: index != first)
+        for index in runs:
+            values[index] = self._decided(branches[index], schema, plan, decisions[index], replayed)
+        return values
+
+    def _decided(
+        self, name: str, schema: Schema | None, plan: StagePlan, decision: Any, replayed: list[str] | None
+    ) -> Any:
         if self.start is not None:
             return self._beyond(name, schema, plan, decision)
         if isinstance(decision, Halt):

@@ -20,6 +20,16 @@ class Observer(Protocol):
 
     def logged(self, stage: str | None, message: str) -> None: ...
 
+    def group_started(self, label: str, branches: int, concurrency: int | None) -> None:
+        """A fan-out's branches start: `wf.each`'s that run (each then a stage), or `wf.parallel`'s."""
+
+    def group_ended(self, label: str, tally: str) -> None: ...
+
+    def branch_started(self, label: str, branch: str) -> None:
+        """A branch of `wf.parallel`, which is not a stage."""
+
+    def branch_ended(self, label: str, branch: str, outcome: str, reason: str | None, seconds: float) -> None: ...
+
     def agent_turn_started(self, stage: str | None, agent: str, harness: str, turn: int, label: str) -> None: ...
 
     def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None:
@@ -49,6 +59,18 @@ class Silent:
         pass
 
     def logged(self, stage: str | None, message: str) -> None:
+        pass
+
+    def group_started(self, label: str, branches: int, concurrency: int | None) -> None:
+        pass
+
+    def group_ended(self, label: str, tally: str) -> None:
+        pass
+
+    def branch_started(self, label: str, branch: str) -> None:
+        pass
+
+    def branch_ended(self, label: str, branch: str, outcome: str, reason: str | None, seconds: float) -> None:
         pass
 
     def agent_turn_started(self, stage: str | None, agent: str, harness: str, turn: int, label: str) -> None:

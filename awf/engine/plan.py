@@ -95,6 +95,48 @@ class StagePlan:
         if name == self.from_stage:
             self.reached = True
             return Run(True, "--from-stage")
+        return self._decide(name, schema)
+
+    def enter_each(self, name: str, branches: list[str], schema: Schema | None) -> list[Decision]:
+        """A fan-out `name` entered with its branches (`name@key`), each decided as a stage of its own.
+
+        Its branches are siblings, not steps one after another: a branch that runs makes the
+        fan-out the start point, and its siblings with a succeeded record are reused all the same.
+        `--from-stage name` runs every branch; `--from-stage name@key` runs that one branch.
+        """
+        self.entered.extend([name, *branches])
+        self.entered_names.update([name, *branches])
+        if self.events and self.redo is not None and self.redo.reached:
+            return [self._after_redo(branch, schema) for branch in branches]
+        if self.reached and not self.events:
+            return [Run(False) for _ in branches]
+        if name == self.from_stage:
+            self.reached = True
+            return [Run(index == 0, "--from-stage") for index in range(len(branches))]
+        if name in self.values:
+            return self._provided_each(name, branches, schema)
+        before, decisions = self.reached, list[Decision]()
+        for branch in branches:
+            self.reached = before  # each branch as if it were the first entered after what came before
+            if branch == self.from_stage:
+                decisions.append(Run(True, "--from-stage"))
+            else:
+                decisions.append(self._decide(branch, schema))
+        self.reached = before or any(isinstance(decision, Run) for decision in decisions)
+        return decisions
+
+    def _provided_each(self, name: str, branches: list[str], schema: Schema | None) -> list[Decision]:
+        """A fan-out's value given whole with --values: a list, one value a branch in the items' order."""
+        given = self.values[name]
+        if not isinstance(given, list) or len(given) != len(branches):
+            had = f"a list of {len(given)}" if isinstance(given, list) else f"a {type(given).__name__}"
+            count = len(branches)
+            reason = f"stage {name} is a fan-out of {count} branches: its value is a list of {count}, not {had}"
+            return [Halt(reason, redo=self.from_stage, bad_value=True) for _ in branches]
+        return [self._provided(branch, schema, value) for branch, value in zip(branches, given, strict=True)]
+
+    def _decide(self, name: str, schema: Schema | None) -> Decision:
+        """A stage before the start point: given with --values, reused, or where the start point is."""
         if name in self.values:
             return self._provided(name, schema)
         record = self.records.get(name)
@@ -127,8 +169,8 @@ class StagePlan:
             return Run(False, f"its record is older than the redo from {redo.stage} in attempt {redo.attempt}")
         return self._reuse(name, record, schema)
 
-    def _provided(self, name: str, schema: Schema | None) -> Decision:
-        value = self.values[name]
+    def _provided(self, name: str, schema: Schema | None, value: Any = None) -> Decision:
+        value = self.values.get(name, value)  # a branch given alone, over the fan-out given whole
         if schema is None:
             reason = f"stage {name} has no result, so it needs no value"
             return Halt(reason, redo=self.from_stage, bad_value=True)

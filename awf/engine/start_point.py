@@ -156,7 +156,7 @@ def _check_look_ahead(request: RunRequest, paths: RunPaths, look: LookAhead, sta
     """Refuse a --values file with problems; stop at once when values are needed and not given."""
     from_stage, values, records = start.from_stage, start.values, start.records
     if values is not None:
-        known = {seen.name for seen in look.seen}
+        known = {seen.name for seen in look.seen} | look.fan_outs
         problems = list(look.value_problems)
         for name in values:
             if name not in known:

@@ -183,6 +183,7 @@ def torn(*, at: str | None = None, **fields: Unpack[TornFields]) -> TornLine:
 class StageStartFields(TypedDict):
     attempt: int
     stage: str
+    branch_of: NotRequired[str]  # a fan-out's branch: the fan-out it is of
 
 
 class StageStartLine(_Head, StageStartFields):

@@ -36,6 +36,8 @@ class StageRecordFields(TypedDict):
     reason: NotRequired[str | None]  # why it failed or stopped
     error: NotRequired[StageError | None]  # what its work raised
     workflow_version: NotRequired[str | None]
+    branch_of: NotRequired[str]  # a fan-out's branch, `{branch_of}@{key}`: the fan-out it is of
+    branches: NotRequired[list[str]]  # a fan-out: its branches' keys, in the items' order
 
 
 class StageRecord(_Version, StageRecordFields):

@@ -70,6 +70,18 @@ class Watch(Silent):
     def logged(self, stage: str | None, message: str) -> None:
         self.touch()
 
+    def group_started(self, label: str, branches: int, concurrency: int | None) -> None:
+        self.touch()
+
+    def group_ended(self, label: str, tally: str) -> None:
+        self.touch()
+
+    def branch_started(self, label: str, branch: str) -> None:
+        self.touch()
+
+    def branch_ended(self, label: str, branch: str, outcome: str, reason: str | None, seconds: float) -> None:
+        self.touch()
+
     def agent_turn_started(self, stage: str | None, agent: str, harness: str, turn: int, label: str) -> None:
         self.turns[(agent, turn)] = (stage, label)
         self.touch()

@@ -60,6 +60,23 @@ class LineReporter:
     def logged(self, stage: str | None, message: str) -> None:
         self._say(f"  {message}")
 
+    def group_started(self, label: str, branches: int, concurrency: int | None) -> None:
+        at_once = f", {concurrency} at a time" if concurrency is not None and concurrency < branches else ""
+        self._say(f"⇉ {label}  {branches} branch{'' if branches == 1 else 'es'}{at_once}")
+
+    def group_ended(self, label: str, tally: str) -> None:
+        self._say(f"⇇ {label}  {tally}")
+
+    def branch_started(self, label: str, branch: str) -> None:
+        self._say(f"  ▸ {branch}")
+
+    def branch_ended(self, label: str, branch: str, outcome: str, reason: str | None, seconds: float) -> None:
+        mark = MARKS.get(outcome, "✗")
+        if outcome == "succeeded":
+            self._say(f"  {mark} {branch}  {format_duration(seconds)}")
+        else:
+            self._say(f"  {mark} {branch}  {outcome}" + (f": {first_line(reason)}" if reason else ""))
+
     def agent_turn_started(self, stage: str | None, agent: str, harness: str, turn: int, label: str) -> None:
         again = f" · turn {turn}" if turn > 1 else ""
         self._say(f"  ◦ {agent} ({harness}){again} · {label}")

@@ -267,8 +267,9 @@ class LiveView:
 
     def stage_started(self, name: str, why: str | None) -> None:
         with self.lock:
+            if not any(row.state == "running" for row in self.state.rows):
+                self.state.agents.clear()  # a fan-out's branches run side by side, their agents too
             self.state.place(StageRow(name, "running", None, time.time()))
-            self.state.agents.clear()
 
     def stage_ended(self, record: dict[str, Any], seconds: float) -> None:
         with self.lock:
@@ -277,10 +278,29 @@ class LiveView:
                 row = StageRow(record["stage"], record["outcome"])
                 self.state.place(row)
             row.state, row.record = record["outcome"], record
-            self.state.agents.clear()
+            if not any(row.state == "running" for row in self.state.rows):
+                self.state.agents.clear()
 
     def logged(self, stage: str | None, message: str) -> None:
         self._print(f"  {message}")
+
+    def group_started(self, label: str, branches: int, concurrency: int | None) -> None:
+        at_once = f", {concurrency} at a time" if concurrency is not None and concurrency < branches else ""
+        self._print(f"⇉ {label}  {branches} branch{'' if branches == 1 else 'es'}{at_once}")
+
+    def group_ended(self, label: str, tally: str) -> None:
+        self._print(f"⇇ {label}  {tally}")
+
+    def branch_started(self, label: str, branch: str) -> None:
+        self._print(f"  ▸ {branch}")
+
+    def branch_ended(self, label: str, branch: str, outcome: str, reason: str | None, seconds: float) -> None:
+        said = (
+            format_duration(seconds)
+            if outcome == "succeeded"
+            else outcome + (f": {first_line(reason)}" if reason else "")
+        )
+        self._print(f"  {MARKS.get(outcome, '✗')} {branch}  {said}", STYLES.get(outcome))
 
     def agent_turn_started(self, stage: str | None, agent: str, harness: str, turn: int, label: str) -> None:
         model = self._models.get(agent)

@@ -99,3 +99,43 @@ def test_a_typed_workflow_hands_back_the_types_a_checker_sees() -> None:
     assert_type(run.value, Plan)
     assert run.value == Plan(branch="fix/212", steps=["parse dates before 1970"])
     assert run.stage("build").value == {"commit": "4be1c07"}  # the record holds plain JSON
+
+
+class Finding(BaseModel):
+    lens: str
+    problems: list[str]
+
+
+@awf.workflow(name="reviewed", description="A reviewer per lens, each branch recorded.")
+async def reviewed(wf: awf.Context) -> list[Finding]:
+    async def review(lens: str) -> Finding:
+        reviewer = await wf.agents.open(key=f"review:{lens}", runtime="claude")
+        turn = await reviewer.run(prompt=f"Review with the {lens} lens.", schema=Finding)
+        if not turn.outcome.answered:
+            wf.stop(f"no review: {turn.outcome.reason}")
+        return turn.outcome.value
+
+    findings = await wf.each(
+        "review", ["security", "style"], review, result=Finding, key=lambda lens: lens, summary=lambda f: f.lens
+    )
+    assert_type(findings, list[Finding])
+    lengths = await wf.parallel(findings, lambda finding: len(finding.problems), label="count")
+    assert_type(lengths, list[int])
+    return findings
+
+
+def test_a_fan_out_hands_back_a_list_of_its_type_and_a_test_scripts_its_branches() -> None:
+    style = Finding(lens="style", problems=[])
+    run = run_workflow(
+        reviewed,
+        earlier={"stages": {"review@style": style}},  # what an earlier attempt recorded of one branch
+        agents={"review:security": answer(Finding, Finding(lens="security", problems=["an open port"]))},
+    )
+    assert_type(run.value, list[Finding])
+    assert run.value == [Finding(lens="security", problems=["an open port"]), style]
+    assert [(stage.name, stage.how) for stage in run.stages] == [
+        ("review@style", "reused"),
+        ("review@security", "ran"),
+        ("review", "ran"),
+    ]
+    assert [agent.key for agent in run.agents] == ["review:security"]  # a reused branch opens no agent

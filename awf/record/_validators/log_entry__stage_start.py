@@ -45,6 +45,14 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
         data__missing_keys = set(['attempt', 'stage']) - data.keys()
         if data__missing_keys:
             raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'required': ['attempt', 'stage']}, rule='required')
+    data_is_dict = isinstance(data, dict)
+    if data_is_dict:
+        data_keys = set(data.keys())
+        if "branch_of" in data_keys:
+            data_keys.remove("branch_of")
+            data__branchof = data["branch_of"]
+            if not isinstance(data__branchof, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".branch_of must be string", value=data__branchof, name="" + (name_prefix or "data") + ".branch_of", definition={'type': 'string', 'description': 'A branch of a fan-out (wf.each), `{branch_of}@{key}`: the fan-out it is of.'}, rule='type')
     return data
 
 
