@@ -201,7 +201,8 @@ def test_a_crash_looping_run_is_backed_off_then_given_up_on_until_a_person_or_an
     assert project.awf("run", "crasher.py", "--id", "c1").code == 0
     with serving(project) as serve:
         assert project.awf("send", "crasher/c1", "go", "--no-wake").code == 0
-        gave_up = serve.wait_for("gave up on crasher/c1")
+        # Six attempts and 1 + 2 + 4 + 8 s of backing off: on a loaded machine, well past a minute.
+        gave_up = serve.wait_for("gave up on crasher/c1", timeout=180)
         mark = "crash-looping: 5 interrupted attempts; awf wake crasher/c1 to try again"
         assert gave_up == [f"gave up on crasher/c1, {mark}"]
         starts = entries(project, "crasher", "c1", "attempt-start")
