@@ -23,6 +23,11 @@ class StageError(TypedDict, total=False):
     traceback: str
 
 
+class ForkedRecord(TypedDict):
+    run: str  # WORKFLOW/ID of the run the record was copied from
+    attempt: int  # the attempt of that run that wrote it
+
+
 class StageRecordFields(TypedDict):
     stage: str
     outcome: str  # succeeded, failed or stopped: only a succeeded record is reused
@@ -36,6 +41,7 @@ class StageRecordFields(TypedDict):
     reason: NotRequired[str | None]  # why it failed or stopped
     error: NotRequired[StageError | None]  # what its work raised
     workflow_version: NotRequired[str | None]
+    forked_from: NotRequired[ForkedRecord]  # copied from another run by awf fork
 
 
 class StageRecord(_Version, StageRecordFields):

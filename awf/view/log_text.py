@@ -46,7 +46,17 @@ def describe(entry: dict[str, Any]) -> str:
 
 def _run(entry: dict[str, Any]) -> str:
     argv = json.dumps(entry.get("argv") or [], ensure_ascii=False)
-    return f"run {entry.get('workflow')}/{entry.get('id')} created: argv {argv}, cwd {entry.get('cwd')}"
+    text = f"run {entry.get('workflow')}/{entry.get('id')} created: argv {argv}, cwd {entry.get('cwd')}"
+    forked = entry.get("forked_from")
+    if isinstance(forked, dict):
+        text += f"; {forked_text(forked)}"
+    return text
+
+
+def forked_text(forked: dict[str, Any]) -> str:
+    """Where a fork came from: `forked from W/ID@STAGE`, or `forked from W/ID` when every succeeded record was copied."""
+    stage = forked.get("stage")
+    return f"forked from {forked.get('run')}" + (f"@{stage}" if stage else "")
 
 
 def _attempt_start(entry: dict[str, Any]) -> str:
@@ -72,6 +82,9 @@ def _stage(entry: dict[str, Any]) -> str:
     record = entry.get("record") or {}
     name = entry.get("stage")
     outcome = record.get("outcome")
+    forked = record.get("forked_from")
+    if isinstance(forked, dict):
+        return f"↺ {name}  copied from {forked.get('run')}, as its attempt {forked.get('attempt')} recorded it"
     if record.get("origin") == "provided":
         return f"↺ {name}  given with --values"
     if outcome == "succeeded":
@@ -223,6 +236,11 @@ def _usage(entry: dict[str, Any]) -> str:
     return text + f"; read from its session by attempt {entry.get('by_attempt')}"
 
 
+def _edited(entry: dict[str, Any]) -> str:
+    old, new = str(entry.get("old") or "?")[:12], str(entry.get("new") or "?")[:12]
+    return f"✎ {entry.get('stage')}  value set by {entry.get('by')} with awf set (sha256 {old} → {new})"
+
+
 def _other(entry: dict[str, Any]) -> str:
     rest = {key: value for key, value in entry.items() if key not in ("version", "kind", "at", "attempt")}
     return f"{entry.get('kind')} {json.dumps(rest, ensure_ascii=False)}"
@@ -259,4 +277,5 @@ FORMATTERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "queued": _other,
     "unqueued": _other,
     "cancel": _other,
+    "edited": _edited,
 }
