@@ -39,7 +39,9 @@ def describe(entry: dict[str, Any]) -> str:
     shown = FORMATTERS.get(kind or "")
     text = shown(entry) if shown else _other(entry)
     attempt = entry.get("attempt")
-    if kind not in ("run", "attempt-start", "attempt-end") and attempt is not None:
+    # A record a fork copied names its source's attempt, which is none of this run's.
+    copied = kind == "stage" and isinstance((entry.get("record") or {}).get("forked_from"), dict)
+    if kind not in ("run", "attempt-start", "attempt-end") and attempt is not None and not copied:
         text = f"#{attempt} {text}"
     return text
 
@@ -54,7 +56,8 @@ def _run(entry: dict[str, Any]) -> str:
 
 
 def forked_text(forked: dict[str, Any]) -> str:
-    """Where a fork came from: `forked from W/ID@STAGE`, or `forked from W/ID` when every succeeded record was copied."""
+    """Where a fork came from: `forked from W/ID@STAGE`, or `forked from W/ID` when it copied
+    every succeeded record."""
     stage = forked.get("stage")
     return f"forked from {forked.get('run')}" + (f"@{stage}" if stage else "")
 
