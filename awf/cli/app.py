@@ -403,6 +403,27 @@ def fork(
     )
 
 
+@app.command(name="set")
+def set_(
+    target: Annotated[str, typer.Argument(metavar="WORKFLOW/ID", help="The run.")],
+    stage: Annotated[str, typer.Argument(metavar="STAGE", help="The stage whose record gets the value.")],
+    file: Annotated[
+        str | None, typer.Argument(metavar="[FILE|-]", help="The value as JSON (else read from stdin).")
+    ] = None,
+    edit: Annotated[bool, typer.Option("--edit", help="Write the value in $VISUAL or $EDITOR.")] = False,
+    cwd: LookIn = None,
+    run_root: RunRoot = None,
+) -> int:
+    """Give a stage's record a value by hand, checked against the stage's result first.
+
+    A value that does not fit is refused, every problem listed, and nothing is written. The next
+    continue reuses the value; it says which later stages were computed from the old one.
+    """
+    from .set_command import set_command
+
+    return set_command(target=target, stage=stage, file=file, edit=edit, cwd=cwd, run_root=run_root)
+
+
 @app.command()
 def clean(
     target: Annotated[str | None, typer.Argument(metavar="[WORKFLOW/ID]", help="The run.")] = None,
