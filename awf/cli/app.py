@@ -384,7 +384,7 @@ def fork(
     cwd: LookIn = None,
     run_root: RunRoot = None,
 ) -> int:
-    """Make a new run of the same workflow that starts with a run's stage records.
+    """Start a new run with copies of a run's stage records.
 
     Each succeeded record before --from-stage (all, without it) is copied; the run itself is
     not changed. Prints the fork's WORKFLOW/ID; awf run FILE --id NEW --continue goes on, or --run.
@@ -414,7 +414,7 @@ def set_(
     cwd: LookIn = None,
     run_root: RunRoot = None,
 ) -> int:
-    """Give a stage's record a value by hand, checked against the stage's result first.
+    """Give a stage's record a value, checked against its result first.
 
     A value that does not fit is refused, every problem listed, and nothing is written. The next
     continue reuses the value; it says which later stages were computed from the old one.
