@@ -364,6 +364,67 @@ def cancel(
 
 
 @app.command()
+def fork(
+    target: Annotated[str, typer.Argument(metavar="WORKFLOW/ID", help="The run to fork.")],
+    new_id: Annotated[
+        str | None, typer.Option("--id", metavar="NEW", help="The fork's id (else ID-fork-1, or the next free number).")
+    ] = None,
+    from_stage: Annotated[
+        str | None,
+        typer.Option("--from-stage", metavar="STAGE", help="Copy the records before this stage; it and the rest run."),
+    ] = None,
+    values: Annotated[
+        Path | None,
+        typer.Option("--values", metavar="FILE", help="Stage values by name, for --from-stage."),
+    ] = None,
+    run_file: Annotated[
+        str | None, typer.Option("--run", metavar="FILE", help="Then run its first attempt with this workflow file.")
+    ] = None,
+    no_color: Annotated[bool, typer.Option("--no-color", help="No colors, with --run.")] = False,
+    cwd: LookIn = None,
+    run_root: RunRoot = None,
+) -> int:
+    """Start a new run with copies of a run's stage records.
+
+    Each succeeded record before --from-stage (all, without it) is copied; the run itself is
+    not changed. Prints the fork's WORKFLOW/ID; awf run FILE --id NEW --continue goes on, or --run.
+    """
+    from .fork_command import fork_command
+
+    return fork_command(
+        target=target,
+        new_id=new_id,
+        from_stage=from_stage,
+        values=values,
+        run_file=run_file,
+        cwd=cwd,
+        run_root=run_root,
+        color=not no_color,
+    )
+
+
+@app.command(name="set")
+def set_(
+    target: Annotated[str, typer.Argument(metavar="WORKFLOW/ID", help="The run.")],
+    stage: Annotated[str, typer.Argument(metavar="STAGE", help="The stage whose record gets the value.")],
+    file: Annotated[
+        str | None, typer.Argument(metavar="[FILE|-]", help="The value as JSON (else read from stdin).")
+    ] = None,
+    edit: Annotated[bool, typer.Option("--edit", help="Write the value in $VISUAL or $EDITOR.")] = False,
+    cwd: LookIn = None,
+    run_root: RunRoot = None,
+) -> int:
+    """Give a stage's record a value, checked against its result first.
+
+    A value that does not fit is refused, every problem listed, and nothing is written. The next
+    continue reuses the value; it says which later stages were computed from the old one.
+    """
+    from .set_command import set_command
+
+    return set_command(target=target, stage=stage, file=file, edit=edit, cwd=cwd, run_root=run_root)
+
+
+@app.command()
 def clean(
     target: Annotated[str | None, typer.Argument(metavar="[WORKFLOW/ID]", help="The run.")] = None,
     completed: Annotated[bool, typer.Option("--completed", help="Clean every completed run's worktree.")] = False,

@@ -91,6 +91,10 @@ class _Attempt:
         if self.claimed is not None:
             settle_leftovers(request, self.claimed, observer)
             name_interrupted(run.history, observer, run.paths, request.from_stage, start.from_stage)
+            from .set_value import computed_from_old  # deferred: only a run with a value set by hand says this
+
+            for text in computed_from_old(run.history, records, start.from_stage):
+                observer.notice(text)
         look = start.look
         if request.resume and request.from_stage and request.from_stage not in records and look and look.ended:
             observer.notice(

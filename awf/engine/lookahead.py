@@ -66,6 +66,7 @@ class LookAhead:
 
     seen: list[Seen] = field(default_factory=list)
     start: tuple[str, str] | None = None  # the start point and why
+    start_schema: Schema | None = None  # the result schema of the stage at the start point
     beyond_start: bool = False  # go on past the start point (a preview of a run with events)
     beyond: list[Seen] = field(default_factory=list)  # the stages entered after the start point, and how
     waits: list[SeenWait] = field(default_factory=list)
@@ -153,6 +154,7 @@ class LookAhead:
             self.seen.append(Seen(name, decision.how, decision.record, schema))
             return decision.value
         self.start = (name, decision.why or "")
+        self.start_schema = schema
         if not self.beyond_start:
             raise LookAheadEnd("start point")
         redo = plan.redo

@@ -120,6 +120,12 @@ def _inherited_from_stage(history: folder.History | None, records: dict[str, Any
     return str(from_stage)
 
 
+def look_ahead_to(workflow: Workflow[Any], run: Run, records: dict[str, Any], stage: str) -> LookAhead:
+    """The look-ahead of a continue from `stage`: how far the workflow's code gets, and the
+    result schema `stage` declares there (`start_schema`) when it reaches it."""
+    return _look_ahead(workflow, run, Start(records, stage, None), preview=False)
+
+
 def _look_ahead(workflow: Workflow[Any], run: Run, start: Start, preview: bool) -> LookAhead:
     """Run the workflow with every stage before the start point reused or stood in for, no work done."""
     from .lookahead import LookAhead, look_ahead  # deferred: only --from-stage and --plan look ahead

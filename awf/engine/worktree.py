@@ -87,7 +87,7 @@ def planned(start: Path, workflow: str, run_id: str, base_ref: str | None) -> tu
             f"--worktree needs a git repository, and {start} is in none ({error}); run git init, or drop --worktree"
         ) from None
     ref = base_ref or "HEAD"
-    base = _commit(top, ref)
+    base = commit_of(top, ref)
     if not base:
         if base_ref is None:
             raise Refusal(
@@ -96,7 +96,7 @@ def planned(start: Path, workflow: str, run_id: str, base_ref: str | None) -> tu
         raise Refusal(f"--base {base_ref} is not a commit of {top}: give a branch, a tag or a commit")
     path = top / WORKTREES_DIR / workflow / run_id
     branch = f"awf/{workflow}/{run_id}"
-    if _branch_exists(top, branch):
+    if branch_exists(top, branch):
         raise Refusal(
             f"the branch {branch} exists already, from an earlier run of that id: "
             f"delete it (git branch -D {branch}) or give another --id"
@@ -113,7 +113,7 @@ def kept(worktree: Worktree, base_ref: str | None, run: str) -> None:
     """A continue's --base, checked against the run's: Refusal when it names another commit."""
     if base_ref is None or base_ref in (worktree.base_ref, worktree.base):
         return
-    commit = _commit(worktree.repository, base_ref)
+    commit = commit_of(worktree.repository, base_ref)
     if commit != worktree.base:
         raise Refusal(
             f"run {run} was started with --base {worktree.base_ref} ({worktree.base[:12]}), not {base_ref}: "
@@ -131,9 +131,9 @@ def ensure(worktree: Worktree, *, first: bool) -> str | None:
             head = git("symbolic-ref", "--quiet", "HEAD", cwd=path)
         except GitError:
             head = ""
-        if head == f"refs/heads/{branch}" and _branch_exists(repo, branch):
+        if head == f"refs/heads/{branch}" and branch_exists(repo, branch):
             return None
-        if not _branch_exists(repo, branch):
+        if not branch_exists(repo, branch):
             raise Gone(_gone_text(worktree))
         raise Gone(
             f"the run's worktree {path} is not on its branch {branch} (HEAD: {head or 'detached'}): "
@@ -143,7 +143,7 @@ def ensure(worktree: Worktree, *, first: bool) -> str | None:
         raise Gone(f"{path}, where the run's worktree goes, is not a git worktree: move it away, then continue")
     _prepare_folder(repo)
     git("worktree", "prune", cwd=repo)  # a removed worktree's own entry would refuse the add
-    if _branch_exists(repo, branch):
+    if branch_exists(repo, branch):
         git("worktree", "add", "--quiet", str(path), branch, cwd=repo)
         return None if first else f"the run's worktree {path} was gone; made it again from its branch {branch}"
     if not first:
@@ -171,7 +171,7 @@ def prune(worktree: Worktree) -> None:
     git("worktree", "prune", cwd=worktree.repository)
 
 
-def _commit(repo: Path, ref: str) -> str:
+def commit_of(repo: Path, ref: str) -> str:
     """The commit `ref` names in `repo`, or "" when it names none."""
     try:
         return git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", cwd=repo)
@@ -179,7 +179,7 @@ def _commit(repo: Path, ref: str) -> str:
         return ""
 
 
-def _branch_exists(repo: Path, branch: str) -> bool:
+def branch_exists(repo: Path, branch: str) -> bool:
     try:
         git("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", cwd=repo)
     except GitError:

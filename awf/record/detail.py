@@ -73,6 +73,7 @@ class RunDetail:
             "file": run.get("file"),
             "sandbox": run.get("sandbox"),
             "worktree": self._worktree(),
+            "forked_from": run.get("forked_from"),
             "started": run.get("at"),
             "moved": iso(self.moved),
             "cost": self.cost,

@@ -37,6 +37,13 @@ class WorktreeFields(TypedDict):
     base_ref: str  # --base as given ("HEAD" when not)
 
 
+class ForkedFromFields(TypedDict):
+    """The run a fork was made from (awf fork), and the stage its copied records end before."""
+
+    run: str  # WORKFLOW/ID
+    stage: str | None  # None: every succeeded record was copied
+
+
 class RunFields(TypedDict):
     workflow: str
     id: str
@@ -52,6 +59,7 @@ class RunFields(TypedDict):
     workflow_version: NotRequired[str | None]
     args: NotRequired[dict[str, Any]]  # given whole by a caller in Python, who did not call prepare
     events: NotRequired[dict[str, Any]]  # the events the workflow declares, with their schemas
+    forked_from: NotRequired[ForkedFromFields]  # made by awf fork of another run
 
 
 class RunLine(_Head, RunFields):
@@ -147,6 +155,22 @@ class CancelLine(_Head, CancelFields):
 
 def cancel(**fields: Unpack[CancelFields]) -> CancelLine:
     return {"version": FORMAT_VERSION, "kind": "cancel", "at": now_iso(), **fields}
+
+
+class EditedFields(TypedDict):
+    stage: str
+    by: str  # the user who ran awf set
+    old: str  # sha256 of the old value, as canonical JSON
+    new: str  # and of the new one
+
+
+class EditedLine(_Head, EditedFields):
+    kind: Literal["edited"]
+
+
+def edited(**fields: Unpack[EditedFields]) -> EditedLine:
+    """awf set replaced a stage's current record value: no attempt wrote it."""
+    return {"version": FORMAT_VERSION, "kind": "edited", "at": now_iso(), **fields}
 
 
 class ReportFields(TypedDict):
@@ -519,6 +543,7 @@ Entry = (
     | QueuedLine
     | UnqueuedLine
     | CancelLine
+    | EditedLine
     | ReportLine
     | TornLine
     | StageStartLine
@@ -549,6 +574,7 @@ SHAPES: dict[str, type] = {
     "queued": QueuedLine,
     "unqueued": UnqueuedLine,
     "cancel": CancelLine,
+    "edited": EditedLine,
     "report": ReportLine,
     "torn": TornLine,
     "stage-start": StageStartLine,

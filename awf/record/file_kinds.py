@@ -23,6 +23,11 @@ class StageError(TypedDict, total=False):
     traceback: str
 
 
+class ForkedRecord(TypedDict):
+    run: str  # WORKFLOW/ID of the run the record was copied from
+    attempt: int  # the attempt of that run that wrote it
+
+
 class StageRecordFields(TypedDict):
     stage: str
     outcome: str  # succeeded, failed or stopped: only a succeeded record is reused
@@ -38,6 +43,7 @@ class StageRecordFields(TypedDict):
     workflow_version: NotRequired[str | None]
     branch_of: NotRequired[str]  # a fan-out's branch, `{branch_of}@{key}`: the fan-out it is of
     branches: NotRequired[list[str]]  # a fan-out: its branches' keys, in the items' order
+    forked_from: NotRequired[ForkedRecord]  # copied from another run by awf fork
 
 
 class StageRecord(_Version, StageRecordFields):

@@ -53,6 +53,7 @@ __all__ = [
     "RunPaths",
     "claim_existing",
     "clear_leftovers",
+    "create_fork",
     "create_run",
     "existing_id_like",
     "holder",
@@ -63,6 +64,7 @@ __all__ = [
     "read_stage_records",
     "refuse_if_taken",
     "remove_pid",
+    "set_stage_value",
     "write_out",
     "write_pid",
     "write_stage_record",
@@ -448,6 +450,54 @@ def create_run(
     return claim
 
 
+def create_fork(
+    paths: RunPaths,
+    run_fields: entries.RunFields,
+    records: list[file_kinds.StageRecord],
+    before: Callable[[], None] | None = None,
+) -> None:
+    """Make a forked run's folder whole, with no attempt yet: its `run` line, then each copied
+    record's file and its `stage` line (so the copy reads as recorded, not as edited by hand).
+
+    As a new run is made: under a temp name beside where it goes, renamed into place once
+    everything is on the disk, under the workflow's new-run lock, so a crash leaves no run under
+    the id and two forks or runs on one id cannot both be made. `before` runs once the id is
+    found free, before anything is made.
+    """
+    prepare_root(paths.root)
+    ensure_dir(paths.workflow_dir)
+    with holding(paths.workflow_dir / ".new-run.lock"):
+        refuse_if_taken(paths)
+        if before is not None:
+            before()
+        _remove_half_made_runs(paths)
+        making = RunPaths(paths.root, paths.workflow, temp_name(paths.id))
+        try:
+            making.dir.mkdir(mode=0o700)
+        except OSError as error:
+            raise write_failed(making.dir, error) from None
+        try:
+            ensure_dir(making.stages)
+            entries.append(making.log, entries.run(**run_fields))
+            for record in records:
+                file = making.stage(record["stage"])
+                check("stage", record, file)
+                write_json(file, record)
+                entries.append(
+                    making.log, entries.stage(attempt=record["attempt"], stage=record["stage"], record=record)
+                )
+            fsync_dir(making.stages)
+            fsync_dir(making.dir)
+            try:
+                os.rename(making.dir, paths.dir)
+            except OSError as error:
+                raise write_failed(paths.dir, error) from None
+            fsync_dir(paths.workflow_dir)
+        except BaseException:
+            shutil.rmtree(making.dir, ignore_errors=True)
+            raise
+
+
 def _remove_half_made_runs(paths: RunPaths) -> None:
     """Remove the temp folders of new runs whose maker is gone: they hold nothing but a `run` line
     that never became a run. A maker still at work holds its folder's lock."""
@@ -591,6 +641,14 @@ def write_stage_record(paths: RunPaths, record: file_kinds.StageRecord) -> None:
     check("stage", record, paths.stage(record["stage"]))
     write_json(paths.stage(record["stage"]), record, sync_dir=True)
     entries.append(paths.log, entries.stage(attempt=record["attempt"], stage=record["stage"], record=record))
+
+
+def set_stage_value(paths: RunPaths, record: file_kinds.StageRecord, line: entries.EditedLine) -> None:
+    """A stage's record with a value set by hand (awf set): the file first, durable, then its
+    `edited` line, as a stage's record and its line are written. The caller holds the run's claim."""
+    check("stage", record, paths.stage(record["stage"]))
+    write_json(paths.stage(record["stage"]), record, sync_dir=True)
+    entries.append(paths.log, line)
 
 
 def invalidate(paths: RunPaths, stages: Iterable[str], attempt: int, start: str) -> list[str]:

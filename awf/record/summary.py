@@ -17,10 +17,11 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from . import waiting
 from .costs import TurnCosts, add_up
+from .entries import ForkedFromFields
 from .errors import RecordError
 from .files import is_temp_name
 from .layout import RunPaths
@@ -68,6 +69,7 @@ class RunSummary:
     queued: int | None = None  # a run with events: the events in its inbox no wait has taken
     crash_looping: int | None = None  # interrupted attempts in a row, when wakes no longer restart it
     branch: str | None = None  # the branch of the run's own worktree, with --worktree
+    forked_from: ForkedFromFields | None = None  # made by awf fork: the source run and the stage
 
     def as_json(self) -> dict[str, Any]:
         from .clock import iso
@@ -87,6 +89,7 @@ class RunSummary:
             "cost_unknown": self.cost_unknown,
             "pid": self.pid,
             "branch": self.branch,
+            "forked_from": self.forked_from,
             "record": str(self.dir),
         }
 
@@ -152,9 +155,7 @@ def summarize(paths: RunPaths) -> RunSummary | None:
     if seen.any_cost:
         total = add_up(seen.costs.turns)
         summary.cost, summary.cost_unknown = (None if total.cost is None else round(total.cost, 10)), total.unknown
-    worktree = first.get("worktree")
-    if isinstance(worktree, dict) and isinstance(worktree.get("branch"), str):
-        summary.branch = worktree["branch"]
+    _from_run_line(summary, first)
     if seen.events:
         summary.queued = waiting.queued(paths, seen.taken)
     queued = seen.parsed(seen.queued)
@@ -170,6 +171,16 @@ def summarize(paths: RunPaths) -> RunSummary | None:
         in_a_row = next((n for n in range(summary.attempts) if summary.attempts - n in seen.ended), summary.attempts)
         summary.crash_looping = waiting.crash_looping(in_a_row)
     return summary
+
+
+def _from_run_line(summary: RunSummary, first: dict[str, Any]) -> None:
+    """What the listing shows of the run line: its worktree's branch, and the run it was forked from."""
+    worktree = first.get("worktree")
+    if isinstance(worktree, dict) and isinstance(worktree.get("branch"), str):
+        summary.branch = worktree["branch"]
+    forked = first.get("forked_from")
+    if isinstance(forked, dict):  # its schema checked it as the line was read
+        summary.forked_from = cast(ForkedFromFields, forked)
 
 
 def _read_attempt(summary: RunSummary, seen: _Seen, start: dict[str, Any] | None, log: str) -> None:

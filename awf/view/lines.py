@@ -8,7 +8,7 @@ from typing import Any, TextIO
 
 from ..engine.durations import format_duration
 from ..record.clock import age
-from .one_line import first_line
+from .one_line import first_line, recorded_by
 
 MARKS = {"succeeded": "✓", "stopped": "■", "failed": "✗"}
 HOUR = 3600.0
@@ -44,7 +44,7 @@ class LineReporter:
         seconds = age(record.get("ended"))
         old = f", {format_duration(seconds)} ago" if seconds is not None and seconds >= HOUR else ""
         summary = f" · {record['summary']}" if record.get("summary") else ""
-        self._say(f"↺ {name}  from attempt {record.get('attempt', '?')}{old}{summary}")
+        self._say(f"↺ {name}  from {recorded_by(record)}{old}{summary}")
 
     def stage_started(self, name: str, why: str | None) -> None:
         self._say(f"▸ {name}")

@@ -24,7 +24,7 @@ from ..record.clock import age, parse_iso
 from .closing import closing_lines
 from .lines import GONE_WITHOUT_ENDING, HOUR
 from .lines import MARKS as STAGE_MARKS
-from .one_line import first_line
+from .one_line import first_line, recorded_by
 
 if TYPE_CHECKING:
     from rich.live import Live
@@ -120,14 +120,14 @@ def _stage_text(row: StageRow, width: int, now: float) -> str:
         frame = SPINNER[int(now * 10) % len(SPINNER)]
         return f"{frame} {name}  {format_duration(max(now - (row.started or now), 0.0))}"
     if row.state == "to-come":
-        return f"· {name}  recorded by attempt {record.get('attempt', '?')}, to come"
+        return f"· {name}  recorded by {recorded_by(record)}, to come"
     if row.state == "provided":
         return f"↺ {name}  given with --values"
     if row.state == "reused":
         seconds = age(record.get("ended"), now)
         old = f", {format_duration(seconds)} ago" if seconds is not None and seconds >= HOUR else ""
         summary = f" · {record['summary']}" if record.get("summary") else ""
-        return f"↺ {name}  from attempt {record.get('attempt', '?')}{old}{summary}"
+        return f"↺ {name}  from {recorded_by(record)}{old}{summary}"
     if row.state == "succeeded":
         seconds = stage_seconds(record)
         took = format_duration(seconds) if seconds is not None else ""

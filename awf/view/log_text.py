@@ -40,14 +40,27 @@ def describe(entry: dict[str, Any]) -> str:
     shown = FORMATTERS.get(kind or "")
     text = shown(entry) if shown else _other(entry)
     attempt = entry.get("attempt")
-    if kind not in ("run", "attempt-start", "attempt-end") and attempt is not None:
+    # A record a fork copied names its source's attempt, which is none of this run's.
+    copied = kind == "stage" and isinstance((entry.get("record") or {}).get("forked_from"), dict)
+    if kind not in ("run", "attempt-start", "attempt-end") and attempt is not None and not copied:
         text = f"#{attempt} {text}"
     return text
 
 
 def _run(entry: entries.RunLine) -> str:
     argv = json.dumps(entry.get("argv") or [], ensure_ascii=False)
-    return f"run {entry.get('workflow')}/{entry.get('id')} created: argv {argv}, cwd {entry.get('cwd')}"
+    text = f"run {entry.get('workflow')}/{entry.get('id')} created: argv {argv}, cwd {entry.get('cwd')}"
+    forked = entry.get("forked_from")
+    if isinstance(forked, dict):
+        text += f"; {forked_text(forked)}"
+    return text
+
+
+def forked_text(forked: entries.ForkedFromFields) -> str:
+    """Where a fork came from: `forked from W/ID@STAGE`, or `forked from W/ID` when it copied
+    every succeeded record."""
+    stage = forked.get("stage")
+    return f"forked from {forked.get('run')}" + (f"@{stage}" if stage else "")
 
 
 def _attempt_start(entry: entries.AttemptStartLine) -> str:
@@ -73,6 +86,9 @@ def _stage(entry: entries.StageLine) -> str:
     record = entry["record"]
     name = entry.get("stage")
     outcome = record.get("outcome")
+    forked = record.get("forked_from")
+    if isinstance(forked, dict):
+        return f"↺ {name}  copied from {forked.get('run')}, as its attempt {forked.get('attempt')} recorded it"
     if record.get("origin") == "provided":
         return f"↺ {name}  given with --values"
     if outcome == "succeeded":
@@ -225,6 +241,11 @@ def _usage(entry: entries.UsageLine) -> str:
     return text + f"; read from its session by attempt {entry.get('by_attempt')}"
 
 
+def _edited(entry: entries.EditedLine) -> str:
+    old, new = str(entry.get("old") or "?")[:12], str(entry.get("new") or "?")[:12]
+    return f"✎ {entry.get('stage')}  value set by {entry.get('by')} with awf set (sha256 {old} → {new})"
+
+
 def _other(entry: dict[str, Any]) -> str:
     rest = {key: value for key, value in entry.items() if key not in ("version", "kind", "at", "attempt")}
     return f"{entry.get('kind')} {json.dumps(rest, ensure_ascii=False)}"
@@ -261,4 +282,5 @@ FORMATTERS: dict[str, Callable[[Any], str]] = {  # each takes the line of its ki
     "queued": _other,
     "unqueued": _other,
     "cancel": _other,
+    "edited": _edited,
 }

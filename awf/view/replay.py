@@ -280,6 +280,7 @@ PASSED_OVER = frozenset(
         "queued",
         "unqueued",
         "cancel",
+        "edited",
         "report",
         "torn",
         "agent-process",

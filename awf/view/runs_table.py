@@ -8,11 +8,13 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from ..record import entries
 from ..record.clock import parse_iso
 from ..record.costs import money
 from ..record.detail import RunDetail
 from ..record.summary import RunSummary
 from ..record.waiting import crash_loop_text
+from .log_text import forked_text
 from .one_line import first_line
 
 
@@ -52,9 +54,10 @@ def columns(headers: list[str], rows: list[list[Any]]) -> str:
 def _status(summary: RunSummary) -> str:
     """A parked run says on what: `parked: ci`, `parked: approved or 12:00`; then the events that
     wait untaken (`· 2 queued`), or that wakes gave up on a run that keeps crashing."""
-    return status_text(
+    text = status_text(
         summary.status, summary.waiting, summary.queued, summary.crash_looping, summary.workflow, summary.id
     )
+    return f"{text} · {forked_text(summary.forked_from)}" if summary.forked_from else text
 
 
 def status_text(
@@ -113,6 +116,10 @@ def _worktree_lines(worktree: dict[str, Any] | None) -> list[str]:
     ]
 
 
+def _forked_lines(forked: entries.ForkedFromFields | None) -> list[str]:
+    return [f"  forked:   {forked_text(forked).removeprefix('forked ')}"] if forked else []
+
+
 def _left(count: int) -> str:
     return f", {count} agent{'s' if count > 1 else ''} left running" if count else ""
 
@@ -137,6 +144,7 @@ def detail(run: RunDetail, now: float | None = None, left: list[str] | None = No
         f"  cwd:      {data['cwd']}",
         f"  sandbox:  {_sandbox(data.get('sandbox'))}",
         *_worktree_lines(data.get("worktree")),
+        *_forked_lines(data.get("forked_from")),
         f"  file:     {data['file'] or '-'}",
         f"  started:  {when(data['started'])}, last moved {ago(now - run.moved)}",
         f"  cost:     {money(data['cost'], data['cost_unknown'])}",
