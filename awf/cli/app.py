@@ -240,7 +240,7 @@ def check(
         bool, typer.Option("--json", help="Print the findings as a JSON array (docs/check.md).")
     ] = False,
 ) -> int:
-    """Find where a workflow breaks the rules of a stage, without running it.
+    """Find the rules of a stage a workflow breaks, by reading it.
 
     Each finding is one line: FILE:LINE: RULE: what is wrong; what to do. Exits 1 when there are
     findings; # awf: ignore[RULE] on a line silences it (docs/check.md).
