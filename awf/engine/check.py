@@ -13,8 +13,7 @@ import ast
 import io
 import re
 import tokenize
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..record.names import stage_name_problem
 
@@ -146,12 +145,19 @@ def _dotted(node: ast.expr) -> list[str]:
     return []
 
 
-def _scope(node: ast.AST) -> Iterator[ast.AST]:
+def _scope(node: ast.AST) -> list[ast.AST]:
     """The nodes below `node` in its own scope: not inside a nested function, lambda or class."""
-    for child in ast.iter_child_nodes(node):
-        yield child
-        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            yield from _scope(child)
+    found: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        found.append(child)
+        if not isinstance(child, _SCOPES):
+            stack.extend(ast.iter_child_nodes(child))
+    return found
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 def _names_bound(targets: list[ast.expr]) -> set[str]:
@@ -202,7 +208,8 @@ class _Module:
         self.imported_from: dict[str, str] = {}  # a local name -> the module it was imported from
         self.constants: dict[str, str] = {}
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
-        for node in ast.walk(tree):
+        self.nodes = list(ast.walk(tree))
+        for node in self.nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     local = alias.asname or alias.name.split(".")[0]
@@ -233,7 +240,7 @@ class _Module:
 
     def findings(self) -> list[Finding]:
         found: list[Finding] = []
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 decorator = self._workflow_decorator(node)
                 if decorator is not None:
@@ -306,24 +313,32 @@ class _Module:
         return None
 
 
-@dataclass
 class _StageCall:
-    call: ast.Call
-    awaited: bool
-    loops: list[set[str]]  # the names each enclosing loop binds, outermost first
-    frames: list[tuple[tuple[int, str], int, bool]]  # (block, index in it, a return or stop after)
-    name: str | None = None  # the literal the stage is named, when it has one
-    work: ast.expr | None = None
-    has_result: bool = False
+    """One wf.stage(...) of the body, with where it sits."""
+
+    def __init__(
+        self,
+        call: ast.Call,
+        awaited: bool,
+        loops: list[set[str]],  # the names each enclosing loop binds, outermost first
+        frames: list[tuple[tuple[int, str], int, bool]],  # (block, index in it, a return or stop after)
+    ) -> None:
+        self.call = call
+        self.awaited = awaited
+        self.loops = loops
+        self.frames = frames
+        self.name: str | None = None  # the literal the stage is named, when it has one
+        self.work: ast.expr | None = None
+        self.has_result = False
 
 
-@dataclass
 class _Walk:
-    """The workflow's own scope as read: its stages, its calls, its nested functions, its reads."""
+    """The workflow's own scope as read: its stages, its calls, its nested functions."""
 
-    stages: list[_StageCall] = field(default_factory=list)
-    calls: list[ast.Call] = field(default_factory=list)
-    defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
+    def __init__(self) -> None:
+        self.stages: list[_StageCall] = []
+        self.calls: list[ast.Call] = []
+        self.defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
 
 
 class _Workflow:
@@ -336,6 +351,13 @@ class _Workflow:
         self.wf = params[0].arg if params else None
         self.walk = _Walk()
         self.agents: set[str] = set()
+        # Read once: every node of the function, and the names it reads, by name.
+        self.nodes = list(ast.walk(node))
+        self.own = list(_scope(node))
+        self.reads: dict[str, list[ast.Name]] = {}
+        for below in self.nodes:
+            if isinstance(below, ast.Name) and isinstance(below.ctx, ast.Load):
+                self.reads.setdefault(below.id, []).append(below)
 
     def findings(self) -> list[Finding]:
         if self.wf is None:
@@ -345,7 +367,7 @@ class _Workflow:
             self._read_call(stage)
         self.agents = {
             name
-            for node in ast.walk(self.node)
+            for node in self.nodes
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
             and node.value is not None
             and any(self._is_open(call) for call in ast.walk(node.value))
@@ -404,14 +426,15 @@ class _Workflow:
     def _expression(
         self, node: ast.expr, loops: list[set[str]], frames: list[tuple[tuple[int, str], int, bool]]
     ) -> None:
-        awaited = {id(inner.value) for inner in [node, *_scope(node)] if isinstance(inner, ast.Await)}
-        for inner in [node, *_scope(node)]:
+        nodes = [node, *_scope(node)]
+        awaited = {id(inner.value) for inner in nodes if isinstance(inner, ast.Await)}
+        for inner in nodes:
             if not isinstance(inner, ast.Call):
                 continue
             if self._is_stage(inner):
                 within = loops + [
                     _names_bound([generator.target])
-                    for comprehension in [node, *_scope(node)]
+                    for comprehension in nodes
                     if isinstance(comprehension, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp))
                     and any(inner is below for below in ast.walk(comprehension))
                     for generator in comprehension.generators
@@ -512,13 +535,14 @@ class _Workflow:
         if isinstance(work, ast.Name):
             function = self.walk.defs.get(work.id) or self.module.functions.get(work.id)
             if function is not None:
-                for node in [function, *_scope(function)]:
-                    if (
-                        isinstance(node, ast.Return)
-                        and node.value is not None
-                        and not (isinstance(node.value, ast.Constant) and node.value.value is None)
-                    ):
-                        return node.value
+                values = [
+                    node.value
+                    for node in _scope(function)
+                    if isinstance(node, ast.Return)
+                    and node.value is not None
+                    and not (isinstance(node.value, ast.Constant) and node.value.value is None)
+                ]
+                return min(values, key=lambda value: (value.lineno, value.col_offset), default=None)
         return None
 
     def _duplicates(self) -> list[Finding]:
@@ -648,7 +672,7 @@ class _Workflow:
         found: list[Finding] = []
         body_names = (
             {param.arg for param in [*self.node.args.posonlyargs, *self.node.args.args]}
-            | {node.id for node in _scope(self.node) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+            | {node.id for node in self.own if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
             | set(self.walk.defs)
         )
         body_names.discard(self.wf or "")
@@ -671,23 +695,17 @@ class _Workflow:
     @staticmethod
     def _set_by(work: ast.AST, body_names: set[str]) -> dict[str, ast.expr]:
         """The body's names the work sets, each with where it first does."""
-        declared = {
-            name
-            for node in [work, *_scope(work)]
-            if isinstance(node, (ast.Nonlocal, ast.Global))
-            for name in node.names
-        }
-        own = (
-            set()
-            if isinstance(work, ast.Lambda)
-            else {node.id for node in _scope(work) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
-            - declared
-        )
+        nodes = list(ast.walk(work.body) if isinstance(work, ast.Lambda) else _scope(work))
+        declared = {name for node in nodes if isinstance(node, (ast.Nonlocal, ast.Global)) for name in node.names}
+        own: set[str] = set()
+        if not isinstance(work, ast.Lambda):
+            own = {node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+            own -= declared
         if isinstance(work, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             own |= {arg.arg for arg in [*work.args.posonlyargs, *work.args.args, *work.args.kwonlyargs]}
         outer = (body_names - own) | declared
         sets: dict[str, ast.expr] = {}
-        for node in _scope(work) if not isinstance(work, ast.Lambda) else ast.walk(work.body):
+        for node in nodes:
             name: str | None = None
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in declared:
                 name = node.id
@@ -703,7 +721,13 @@ class _Workflow:
                 and isinstance(node.func.value, ast.Name)
             ):
                 name = node.func.value.id
-            if name is not None and name in outer and name not in sets and isinstance(node, ast.expr):
+            earlier = sets.get(name or "")
+            if (
+                name is not None
+                and name in outer
+                and isinstance(node, ast.expr)
+                and (earlier is None or (node.lineno, node.col_offset) < (earlier.lineno, earlier.col_offset))
+            ):
                 sets[name] = node
         return sets
 
@@ -716,7 +740,7 @@ class _Workflow:
         again = min(
             (
                 (node.lineno, node.col_offset)
-                for node in _scope(self.node)
+                for node in self.own
                 if isinstance(node, ast.Name)
                 and node.id == name
                 and isinstance(node.ctx, ast.Store)
@@ -726,11 +750,8 @@ class _Workflow:
         )
         reads = [
             node
-            for node in ast.walk(self.node)
-            if isinstance(node, ast.Name)
-            and node.id == name
-            and isinstance(node.ctx, ast.Load)
-            and id(node) not in inside
+            for node in self.reads.get(name, [])
+            if id(node) not in inside
             and (node.lineno, node.col_offset) >= after
             and (again is None or (node.lineno, node.col_offset) < again)
         ]
