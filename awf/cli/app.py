@@ -195,6 +195,9 @@ def run(
     wait: Annotated[
         bool, typer.Option("--wait", help="With --on ray: follow the attempt to its ending and exit with its code.")
     ] = False,
+    no_check: Annotated[
+        bool, typer.Option("--no-check", help="Skip awf check's warnings about the workflow's stages.")
+    ] = False,
 ) -> int:
     """Start a run of a workflow, or continue one.
 
@@ -226,7 +229,25 @@ def run(
         ray_address=ray_address,
         ray_resources=ray_resources,
         wait=wait,
+        check=not no_check,
     )
+
+
+@app.command()
+def check(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="The workflow file.")],
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the findings as a JSON array (docs/check.md).")
+    ] = False,
+) -> int:
+    """Find the rules of a stage a workflow breaks, by reading it.
+
+    Each finding is one line: FILE:LINE: RULE: what is wrong; what to do. Exits 1 when there are
+    findings; # awf: ignore[RULE] on a line silences it (docs/check.md).
+    """
+    from .check_command import check_command
+
+    return check_command(file=file, json_out=json_out)
 
 
 @app.command()

@@ -42,6 +42,7 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
     ray_address: str | None = None,
     ray_resources: str | None = None,
     wait: bool = False,
+    check: bool = True,
 ) -> int:
     if end_leftovers and ignore_leftovers:
         raise Refusal("--end-leftovers and --ignore-leftovers contradict each other: give one")
@@ -66,6 +67,10 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
     if values is not None and from_stage is None:
         raise Refusal("--values goes only with --from-stage: name the stage the run starts at")
     _check_placement(on, ray_address, ray_resources, wait)
+    if check:
+        from .check_command import warn
+
+        warn(file)
     if on == "ray":
         from .on_ray_command import run_on_ray
 
