@@ -129,16 +129,28 @@ def test_an_ignore_comment_silences_its_rule_or_every_rule_on_its_line_only(proj
     )
 
 
-def test_awf_run_warns_of_the_findings_on_stderr_and_runs_all_the_same(project: Project):
-    project.write("w.py", PAIRS["no-version"]["wrong"])
+def test_awf_run_warns_of_the_findings_as_the_attempt_starts_and_runs_all_the_same(project: Project):
+    project.write("w.py", PAIRS["write-between-stages"]["wrong"])
     done = project.awf("run", "w.py", "--id", "one", "--json")
     assert done.code == 0
     assert json.loads(done.stdout)["outcome"] == "completed"
-    warnings = [line for line in done.stderr.splitlines() if line.startswith("awf: warning: ")]
-    assert warnings == [line.join(["awf: warning: ", ""]) for line in project.awf("check", "w.py").stdout.splitlines()]
-    assert warnings and warnings[0].startswith("awf: warning: w.py:4: no-version: ")
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("! warning: ")]
+    found = project.awf("check", "w.py").stdout.splitlines()
+    assert warnings == [f"! warning: {line}" for line in found if ": no-version: " not in line]
+    assert warnings and ": write-between-stages: " in warnings[0]
+    assert done.stderr.index("▶ notes/one") < done.stderr.index("! warning: ")  # said by the attempt, once started
     quiet = project.awf("run", "w.py", "--id", "two", "--no-check")
     assert quiet.code == 0 and "warning" not in quiet.stderr
+    # A refused run says its refusal alone.
+    refused = project.awf("run", "w.py", "--id", "one")
+    assert refused.code == 2 and "warning" not in refused.stderr
+
+
+def test_awf_run_leaves_a_workflow_without_a_version_to_awf_check(project: Project):
+    project.write("w.py", PAIRS["no-version"]["wrong"])
+    done = project.awf("run", "w.py", "--id", "one")
+    assert done.code == 0 and "warning" not in done.stderr
+    assert ": no-version: " in project.awf("check", "w.py").stdout
 
 
 def test_awf_run_leaves_a_file_it_cannot_parse_to_the_loader(project: Project):

@@ -35,8 +35,13 @@ def check_command(*, file: str, json_out: bool) -> int:
     return int(ExitCode.FAILED if findings else ExitCode.OK)
 
 
-def warn(file: str) -> None:
-    """What `awf check` would say of the workflow `awf run` is about to load, as warnings on stderr.
+# A workflow may go without a version (awf check says it should): not worth a warning at every attempt.
+NOT_WARNED = frozenset({"no-version"})
+
+
+def warnings_of(file: str) -> list[str]:
+    """What `awf check` would say of the workflow `awf run` is about to load, for the attempt to
+    say as it starts.
 
     One read and one parse of the file; the run goes on whatever is found, and a file that cannot
     be read or parsed is left for the loader, which says what is wrong with it."""
@@ -45,6 +50,5 @@ def warn(file: str) -> None:
     try:
         findings = check_source(path.read_bytes(), str(path))
     except Exception:  # a check that cannot read the file must not stop the run it only advises
-        return
-    for finding in findings:
-        output.error_line(f"awf: warning: {finding.text(str(path))}")
+        return []
+    return [f"warning: {finding.text(str(path))}" for finding in findings if finding.rule not in NOT_WARNED]

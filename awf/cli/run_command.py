@@ -68,9 +68,9 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
         raise Refusal("--values goes only with --from-stage: name the stage the run starts at")
     _check_placement(on, ray_address, ray_resources, wait)
     if check:
-        from .check_command import warn
+        from .check_command import warnings_of
 
-        warn(file)
+        request.warnings = warnings_of(file)
     if on == "ray":
         from .on_ray_command import run_on_ray
 

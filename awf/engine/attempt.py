@@ -146,6 +146,8 @@ def _run_claimed(
         start.preset = attempt_folder.ensure_worktree(request, run, observer) or start.preset
     max_cost = _begin(request, workflow, claimed, observer, start, deadline)
     observer.attempt_started(workflow.name, run.paths.id, run.attempt, run.paths.dir)
+    for warning in request.warnings:
+        observer.notice(warning)
     state = _state(workflow, claimed, observer, start)
     state.max_cost = max_cost
     state.costs = CostTally(run.paths.log, run.history)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,8 @@ class RunRequest:
     worktree: bool = False  # --worktree: a git worktree and a branch of the run's own
     base: str | None = None  # --base: the commit the worktree's branch is made from
     share_folder: bool = False  # --share-folder: work beside other runs' attempts in one folder
+    # What `awf check` finds in the workflow file: said as the attempt starts, never before a refusal.
+    warnings: list[str] = field(default_factory=list)
     # For callers in Python (awf.testing): the workflow itself, and its args without prepare.
     workflow: Any = None
     args: dict[str, Any] | None = None
