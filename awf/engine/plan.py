@@ -214,15 +214,13 @@ class StagePlan:
             return f"stage {name} now declares a result, but it was recorded without one ({self.record_file(name)})"
         return None
 
-    def _changed(self, name: str, record: dict[str, Any], stamp: Stamp) -> Decision | None:
+    def _changed(self, name: str, recorded_version: Any, recorded_key: Any, stamp: Stamp) -> Decision | None:
         """A record of another stage version or cache key than the code gives: a stop, or with
         on_change="redo" the start point. Only where both the record and the code have one: a
         version or key added to a workflow leaves its older records reused."""
         changes = []
-        recorded_version = record.get("stage_version")
         if recorded_version is not None and stamp.version is not None and recorded_version != stamp.version:
             changes.append(f"version {recorded_version} → {stamp.version}")
-        recorded_key = record.get("cache_key")
         if (
             recorded_key is not None
             and stamp.cache_key is not None
@@ -249,7 +247,7 @@ class StagePlan:
 
     def _reuse(self, name: str, record: dict[str, Any], schema: Schema | None, stamp: Stamp | None = None) -> Decision:
         if stamp is not None:
-            changed = self._changed(name, record, stamp)
+            changed = self._changed(name, record.get("stage_version"), record.get("cache_key"), stamp)
             if changed is not None:
                 return changed
         problem = self._stale(name, record, schema)
