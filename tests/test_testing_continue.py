@@ -7,6 +7,7 @@ import asyncio
 import inspect
 import signal
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from conftest import Project
@@ -24,6 +25,7 @@ from testing_workflows import (
     returns,
 )
 
+import awf
 from awf.engine.errors import Stop
 from awf.engine.loader import load_workflow
 from awf.testing import NotCompleted, answer, recorded, reply, run_twice, run_workflow, run_workflow_async
@@ -224,3 +226,28 @@ def test_the_async_twin_and_the_callers_signal_handlers():
 
     assert asyncio.run(an_async_test()).value == APPROVED
     assert {number: signal.getsignal(number) for number in before} == before
+
+
+def _versioned(version: str, on_change: Literal["stop", "redo"] = "stop") -> awf.Workflow[str]:
+    @awf.workflow(name="versioned", description="A stage with a version of its own.")
+    async def versioned(wf: awf.Context) -> str:
+        plan = await wf.stage(
+            "plan", lambda: f"plan {version}", result={"type": "string"}, version=version, on_change=on_change
+        )
+        return await wf.stage("build", lambda: f"build of {plan}", result={"type": "string"})
+
+    return versioned
+
+
+def test_a_stage_version_passes_through_and_a_continue_over_another_stops_or_redoes():
+    first = run_workflow(_versioned("1"))
+    record = first.stage("plan").record
+    assert record is not None and record["stage_version"] == "1"
+    earlier = recorded(first.record_dir)
+    assert run_workflow(_versioned("1"), earlier=earlier).stage("plan").how == "reused"
+    stopped = run_workflow(_versioned("2"), earlier=earlier)
+    assert stopped.ending.outcome == "stopped" and "version 1 → 2" in (stopped.ending.reason or "")
+    assert stopped.ending.go_on and stopped.ending.go_on.endswith("--from-stage plan")
+    redone = run_workflow(_versioned("2", on_change="redo"), earlier=earlier)
+    assert redone.value == "build of plan 2"
+    assert [(stage.name, stage.how) for stage in redone.stages] == [("plan", "ran"), ("build", "ran")]

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, NoReturn, TypedDict, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypedDict, TypeVar, overload
 
 from ..record import entries, file_kinds, folder
 from ..record.clock import iso, now_iso
@@ -22,7 +22,7 @@ from . import fan_out
 from .each import run_each
 from .errors import Park, PlanStop, StageValueError, Stop, WorkflowError, mark_stage
 from .observer import Observer
-from .plan import Halt, Reuse, StagePlan
+from .plan import Halt, Reuse, StagePlan, Stamp
 from .schema import Schema, json_problem, load_schema
 
 if TYPE_CHECKING:
@@ -76,6 +76,7 @@ class AttemptState:
         self.ran: list[str] = []
         self.stage_list: list[dict[str, Any]] = []
         self.stage_values: dict[str, Any] = {}  # each succeeded stage's recorded value, for the report
+        self.stamps: dict[str, Stamp] = {}  # each stage's version and cache key, recorded with its value
         self.pending_stop: Stop | None = None
         # Set before the attempt's task is cancelled, so the open stage records why.
         self.cancel_reason: str | None = None
@@ -176,6 +177,9 @@ class Context:
         *,
         result: type[T],
         summary: Callable[[T], object] | None = None,
+        version: str | None = None,
+        cache_key: object = None,
+        on_change: Literal["stop", "redo"] = "stop",
     ) -> T: ...
 
     @overload
@@ -186,6 +190,9 @@ class Context:
         *,
         result: type[T],
         summary: Callable[[T], object] | None = None,
+        version: str | None = None,
+        cache_key: object = None,
+        on_change: Literal["stop", "redo"] = "stop",
     ) -> T: ...
 
     @overload
@@ -196,6 +203,9 @@ class Context:
         *,
         result: Mapping[str, Any] | str | Path,
         summary: Callable[[R], object] | None = None,
+        version: str | None = None,
+        cache_key: object = None,
+        on_change: Literal["stop", "redo"] = "stop",
     ) -> R: ...
 
     @overload
@@ -206,6 +216,9 @@ class Context:
         *,
         result: Mapping[str, Any] | str | Path,
         summary: Callable[[R], object] | None = None,
+        version: str | None = None,
+        cache_key: object = None,
+        on_change: Literal["stop", "redo"] = "stop",
     ) -> R: ...
 
     @overload
@@ -216,6 +229,9 @@ class Context:
         *,
         result: None = None,
         summary: Callable[[None], object] | None = None,
+        version: str | None = None,
+        cache_key: object = None,
+        on_change: Literal["stop", "redo"] = "stop",
     ) -> None: ...
 
     @overload
@@ -226,6 +242,9 @@ class Context:
         *,
         result: TypeForm,
         summary: Callable[[Any], object] | None = None,
+        version: str | None = None,
+        cache_key: object = None,
+        on_change: Literal["stop", "redo"] = "stop",
     ) -> Any: ...
 
     async def stage(
@@ -235,6 +254,9 @@ class Context:
         *,
         result: object = None,
         summary: Callable[[Any], object] | None = None,
+        version: str | None = None,
+        cache_key: object = None,
+        on_change: Literal["stop", "redo"] = "stop",
     ) -> Any:
         """Run `work` once and record what it returns; on a later attempt, reuse that record.
 
@@ -243,6 +265,11 @@ class Context:
         instance the stage hands back on every attempt; or a JSON Schema, as a dict or the path of
         a .json file beside the workflow. The record holds the value's plain JSON form. A stage
         without a result must return None. `summary(value)` is the stage's line in the progress view.
+
+        `version` (a string) and `cache_key` (any JSON value, such as a digest of a prompt file or
+        `awf.source_of(fn)`) say what the value depends on; both are recorded with it. A continue
+        that finds a record made with another stops at the stage, or with `on_change="redo"`
+        redoes it and every stage after it. A record or code without one is reused as before.
         """
         state = self._state
         self._check_dropped_stop()
@@ -250,20 +277,27 @@ class Context:
         if work is None or not callable(work):
             raise WorkflowError(f"stage {name}: its work must be a callable (an async def of no arguments)")
         schema = load_schema(result, state.schema_base, f"stage {name}") if result is not None else None
+        stamp = _stamp(name, version, cache_key, on_change)
         if state.look_ahead is not None:
-            return state.look_ahead.enter(name, schema, state.plan, state.events.replayed if state.events else None)
+            replayed = state.events.replayed if state.events else None
+            return state.look_ahead.enter(name, schema, state.plan, replayed, stamp)
         if state.cancel_reason is not None:
             # A signal or the deadline came while code between stages ran without awaiting: no
             # stage is entered after it.
             raise asyncio.CancelledError(state.cancel_reason)
-        decision = state.plan.enter(name, schema)
+        decision = state.plan.enter(name, schema, stamp)
         state.last_stage = name
+        if stamp is not None:
+            state.stamps[name] = stamp
         if isinstance(decision, Halt):
             halt = PlanStop(decision.reason, stage=name, redo=decision.redo)
             state.pending_stop = halt
             raise halt
         if isinstance(decision, Reuse):
             return self._reuse(name, decision, schema, summary)
+        if decision.changed:
+            changed = f"stage {name} changed since its record was made ({decision.changed})"
+            state.observer.notice(f'{changed}: on_change="redo" redoes it and the stages after it')
         if decision.start_point:
             self._reach_start_point(name, decision.why or "")
         return await self._run(name, work, schema, summary, decision.why)
@@ -595,6 +629,11 @@ class Context:
             reason=reason,
             workflow_version=state.workflow_version,
         )
+        stamp = state.stamps.get(name)
+        if stamp is not None and stamp.version is not None:
+            record["stage_version"] = stamp.version
+        if stamp is not None and stamp.cache_key is not None:
+            record["cache_key"] = stamp.cache_key
         if branch_of is not None:
             record["branch_of"] = branch_of
         if error is not None:
@@ -617,6 +656,21 @@ class Context:
         )
         state.stage_values[name] = record["value"]
         state.observer.stage_ended({**record}, time.time() - started)
+
+
+def _stamp(name: str, version: object, cache_key: object, on_change: object) -> Stamp | None:
+    """The stage's version and cache key, checked as it is entered: a key no record could hold fails now."""
+    if version is not None and not isinstance(version, str):
+        raise WorkflowError(f"stage {name}: version must be a string, not {type(version).__name__}: {version!r}")
+    if on_change not in ("stop", "redo"):
+        raise WorkflowError(f'stage {name}: on_change must be "stop" or "redo", not {on_change!r}')
+    if cache_key is not None:
+        problem = json_problem(cache_key)
+        if problem:
+            raise WorkflowError(f"stage {name}: its cache_key is not a JSON value a record can hold: {problem}")
+    if version is None and cache_key is None:
+        return None
+    return Stamp(version, cache_key, str(on_change))
 
 
 def _summary_text(summary: Callable[[Any], Any] | None, value: Any) -> str | None:

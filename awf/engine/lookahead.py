@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import Stop
-from .plan import Halt, Reuse, Run, StagePlan
+from .plan import Halt, Reuse, Run, StagePlan, Stamp
 from .schema import Schema
 from .schema_text import stand_in
 
@@ -104,11 +104,18 @@ class LookAhead:
         entered = [*self.seen, *([Seen(self.start[0], "start")] if self.start else []), *self.beyond]
         return entered[-1].name if entered else None
 
-    def enter(self, name: str, schema: Schema | None, plan: StagePlan, replayed: list[str] | None = None) -> Any:
+    def enter(
+        self,
+        name: str,
+        schema: Schema | None,
+        plan: StagePlan,
+        replayed: list[str] | None = None,
+        stamp: Stamp | None = None,
+    ) -> Any:
         """Decide as the real attempt would, but hand back a value instead of running anything.
 
         `replayed`: the waits answered from the record so far, which a redo reached keeps."""
-        return self._decided(name, schema, plan, plan.enter(name, schema), replayed)
+        return self._decided(name, schema, plan, plan.enter(name, schema, stamp), replayed)
 
     def enter_each(
         self, name: str, branches: list[str], schema: Schema | None, plan: StagePlan, replayed: list[str] | None = None

@@ -7,6 +7,7 @@ one --from-stage names. From there every stage runs. This module decides; it wri
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,17 @@ class Run:
 
     start_point: bool
     why: str | None = None
+    changed: str | None = None  # a stage redone because its version or cache key changed: what changed
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What a stage says its value depends on (wf.stage's version= and cache_key=), and what a
+    continue does with a succeeded record of another: stop there (the default) or redo from it."""
+
+    version: str | None = None
+    cache_key: Any = None
+    on_change: str = "stop"  # or "redo"
 
 
 @dataclass(frozen=True)
@@ -85,17 +97,17 @@ class StagePlan:
     # The run's stages folder, to name a record's file in a complaint about it.
     stages_dir: Path | None = None
 
-    def enter(self, name: str, schema: Schema | None) -> Decision:
+    def enter(self, name: str, schema: Schema | None, stamp: Stamp | None = None) -> Decision:
         self.entered.append(name)
         self.entered_names.add(name)
         if self.events and self.redo is not None and self.redo.reached:
-            return self._after_redo(name, schema)
+            return self._after_redo(name, schema, stamp)
         if self.reached and not self.events:
             return Run(False)
         if name == self.from_stage:
             self.reached = True
             return Run(True, "--from-stage")
-        return self._decide(name, schema)
+        return self._decide(name, schema, stamp)
 
     def enter_each(self, name: str, branches: list[str], schema: Schema | None) -> list[Decision]:
         """A fan-out `name` entered with its branches (`name@key`), each decided as a stage of its own.
@@ -135,7 +147,7 @@ class StagePlan:
             return [Halt(reason, redo=self.from_stage, bad_value=True) for _ in branches]
         return [self._provided(branch, schema, value) for branch, value in zip(branches, given, strict=True)]
 
-    def _decide(self, name: str, schema: Schema | None) -> Decision:
+    def _decide(self, name: str, schema: Schema | None, stamp: Stamp | None = None) -> Decision:
         """A stage before the start point: given with --values, reused, or where the start point is."""
         if name in self.values:
             return self._provided(name, schema)
@@ -155,9 +167,9 @@ class StagePlan:
             self.reached = True
             crashed = self.interrupted_in.get(name) if record is None else None
             return Run(True, f"no record: attempt {crashed} was interrupted in it" if crashed else _why_run(record))
-        return self._reuse(name, record, schema)
+        return self._reuse(name, record, schema, stamp)
 
-    def _after_redo(self, name: str, schema: Schema | None) -> Decision:
+    def _after_redo(self, name: str, schema: Schema | None, stamp: Stamp | None = None) -> Decision:
         redo = self.redo
         assert redo is not None
         record = self.records.get(name)
@@ -167,7 +179,7 @@ class StagePlan:
             return Run(False, _why_run(record))
         if name not in redo.before_stages and record["attempt"] < redo.attempt:
             return Run(False, f"its record is older than the redo from {redo.stage} in attempt {redo.attempt}")
-        return self._reuse(name, record, schema)
+        return self._reuse(name, record, schema, stamp)
 
     def _provided(self, name: str, schema: Schema | None, value: Any = None) -> Decision:
         value = self.values.get(name, value)  # a branch given alone, over the fan-out given whole
@@ -202,7 +214,42 @@ class StagePlan:
             return f"stage {name} now declares a result, but it was recorded without one ({self.record_file(name)})"
         return None
 
-    def _reuse(self, name: str, record: dict[str, Any], schema: Schema | None) -> Decision:
+    def _changed(self, name: str, recorded_version: Any, recorded_key: Any, stamp: Stamp) -> Decision | None:
+        """A record of another stage version or cache key than the code gives: a stop, or with
+        on_change="redo" the start point. Only where both the record and the code have one: a
+        version or key added to a workflow leaves its older records reused."""
+        changes = []
+        if recorded_version is not None and stamp.version is not None and recorded_version != stamp.version:
+            changes.append(f"version {recorded_version} → {stamp.version}")
+        if (
+            recorded_key is not None
+            and stamp.cache_key is not None
+            and _canonical(recorded_key) != _canonical(stamp.cache_key)
+        ):
+            old, new = _shortened(_key_text(recorded_key), _key_text(stamp.cache_key))
+            changes.append(f"cache key {old} → {new}")
+        if not changes:
+            return None
+        changed = ", ".join(changes)
+        if stamp.on_change == "redo" and not self.events:
+            self.reached = True
+            return Run(True, f'{changed}; on_change="redo"', changed=changed)
+        events = (
+            '; in a run with events on_change="redo" stops too: redo it with --from-stage'
+            if stamp.on_change == "redo"
+            else ""
+        )
+        return Halt(
+            f"stage {name} changed since its record was made ({self.record_file(name)}): {changed}; its value may "
+            f'not be what the code makes now: redo it from there, or give the stage on_change="redo"{events}',
+            redo=name,
+        )
+
+    def _reuse(self, name: str, record: dict[str, Any], schema: Schema | None, stamp: Stamp | None = None) -> Decision:
+        if stamp is not None:
+            changed = self._changed(name, record.get("stage_version"), record.get("cache_key"), stamp)
+            if changed is not None:
+                return changed
         problem = self._stale(name, record, schema)
         if problem:
             return Halt(problem, redo=name)
@@ -237,3 +284,30 @@ def _why_run(record: dict[str, Any] | None) -> str:
     if record is None:
         return "no record"
     return f"{record['outcome']} in attempt {record['attempt']}"
+
+
+def _canonical(key: Any) -> str:
+    """A cache key as it is compared: canonical JSON, so a key read back from the record equals the code's."""
+    return json.dumps(key, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _key_text(key: Any) -> str:
+    """A cache key as it is shown: a string as it is, any other value as canonical JSON."""
+    return key if isinstance(key, str) else _canonical(key)
+
+
+_KEY_SHOWN = 12
+
+
+def _shortened(old: str, new: str) -> tuple[str, str]:
+    """Two keys shortened alike, long enough to tell apart: a digest is read by its first characters."""
+    if max(len(old), len(new)) <= _KEY_SHOWN + 4:
+        return old, new
+    size = _KEY_SHOWN
+    while old[:size] == new[:size] and size < max(len(old), len(new)):
+        size += 8
+
+    def cut(text: str) -> str:
+        return text if len(text) <= size else text[:size] + "…"
+
+    return cut(old), cut(new)

@@ -41,6 +41,8 @@ class StageRecordFields(TypedDict):
     reason: NotRequired[str | None]  # why it failed or stopped
     error: NotRequired[StageError | None]  # what its work raised
     workflow_version: NotRequired[str | None]
+    stage_version: NotRequired[str | None]  # wf.stage(..., version=): a continue checks it against the code's
+    cache_key: NotRequired[Any]  # wf.stage(..., cache_key=): any JSON value, checked as stage_version is
     branch_of: NotRequired[str]  # a fan-out's branch, `{branch_of}@{key}`: the fan-out it is of
     branches: NotRequired[list[str]]  # a fan-out: its branches' keys, in the items' order
     forked_from: NotRequired[ForkedRecord]  # copied from another run by awf fork

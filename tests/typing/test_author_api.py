@@ -57,6 +57,16 @@ async def typed(wf: awf.Context) -> Plan:
 
     built = await wf.stage("build", lambda: Built(commit="4be1c07"), result=Built, summary=lambda b: b.commit)
     assert_type(built, Built)
+    # A stage's version and cache key change nothing of its type.
+    again = await wf.stage(
+        "again", lambda: Built(commit="4be1c07"), result=Built, version="2", cache_key=awf.source_of(built_line)
+    )
+    assert_type(again, Built)
+    assert_type(awf.source_of(built_line), str)
+    keyed = await wf.stage("keyed", lambda: 3, result={"type": "integer"}, cache_key={"n": 1}, on_change="redo")
+    assert_type(keyed, int)
+    if TYPE_CHECKING:  # on_change is "stop" or "redo" (else this ignore is unused)
+        await wf.stage("odd", lambda: 3, result={"type": "integer"}, on_change="skip")  # type: ignore[call-overload]
 
     async def write_note() -> Note:
         return {"text": plan.branch}
