@@ -149,10 +149,13 @@ def _crash_redo_at(project: Project, scratch: Path, marker: str) -> None:
     project.write("wf.py", REDO)
     assert project.awf("run", "wf.py", "--id", "r1").code == 0
     redo = ["run", "wf.py", "--id", "r1", "--continue", "--from-stage", "a"]
-    # Traced on a copy, so the run the crash is injected into is the one the first attempt left.
-    copy = scratch / "traced"
-    shutil.copytree(project.path, copy)
-    _, calls = trace(redo, copy, project.env, scratch / "strace.out")
+    # Traced in the run's own folder (a copy elsewhere would be a moved run, and write more), then
+    # put back as the first attempt left it, so the crash is injected into that same run.
+    kept = scratch / "kept"
+    shutil.copytree(project.path, kept, symlinks=True)
+    _, calls = trace(redo, project.path, project.env, scratch / "strace.out")
+    shutil.rmtree(project.path)
+    shutil.copytree(kept, project.path, symlinks=True)
     hits = [c.nth for c in calls if c.name == "write" and marker in c.text]
     assert hits, "the redo wrote no such line"
     killed = inject(redo, project.path, project.env, "write", hits[0], "signal=SIGKILL")
@@ -165,7 +168,7 @@ def test_a_redo_killed_after_its_stage_record_and_before_its_line_reuses_that_re
     project: Project, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     _crash_redo_at(project, tmp_path_factory.mktemp("trace"), '\\"kind\\": \\"stage\\", \\"at')
-    ran = (project.path / "ran-a").read_text()  # the traced redo ran in the run's folder too
+    ran = (project.path / "ran-a").read_text()
     result = project.awf("run", "wf.py", "--id", "r1", "--continue")
     assert result.code == 0, result.stderr
     assert (project.path / "ran-a").read_text() == ran  # the redo's record of a is reused
