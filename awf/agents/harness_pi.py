@@ -268,11 +268,11 @@ class PiHarness(AgentCli):
         return Path(named)
 
     def session_file(self, session: Session, env: Mapping[str, str]) -> Path | None:
-        named = session.data.get(_FILE)
-        if named:
-            path = Path(named)
-            return path if is_file(path) else None  # pi writes it with the model's first reply
-        return usage_pi.find_session(program_env(session, env), session.cwd, session.id) if session.id else None
+        if session.data.get(_FILE) or session.id is None:
+            # awf names the file before pi runs: the turn records where its use will be before pi
+            # writes the first byte, so an attempt killed at once still leaves where to read it.
+            return self._file(session, env)
+        return usage_pi.find_session(program_env(session, env), session.cwd, session.id)
 
     def session_usage(self, path: Path, start: int, end: int | None) -> dict[str, Any]:
         return usage_pi.read_usage(path, start, end).as_record()

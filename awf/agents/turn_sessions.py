@@ -88,7 +88,7 @@ class SessionMarks:
         )
 
     def _file(self) -> Path | None:
-        if self.harness is None or self.session.id is None:
+        if self.harness is None:
             return None
         try:
             return self.harness.session_file(self.session, self.env)

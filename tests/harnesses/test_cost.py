@@ -168,6 +168,27 @@ def test_a_turn_killed_with_awf_is_counted_from_its_session_by_the_next_attempt(
     assert_recovered_on_continue(costed, "k1")
 
 
+def test_a_turn_killed_before_any_reply_still_says_where_its_session_was_to_be(costed: Costed) -> None:
+    # Killed as the first model call arrives: the agent has named no session of its own yet, and a
+    # turn that left nothing to read must still be counted (as unknown, and why), never passed over.
+    costed.model.script(Silence())
+    process = costed.start("f1")
+    costed.wait_for_calls(1, process)
+    process.kill()
+    process.wait(timeout=30)
+    costed.end_leftovers("f1")
+    [start] = [entry for entry in costed.log("f1") if entry["kind"] == "turn-start"]
+    sessions = [entry for entry in costed.log("f1") if entry["kind"] == "session"]
+    assert start.get("session") or start.get("session_file") or sessions, start
+
+    costed.model.script(answer(VALUE), Text("Done."), answer(VALUE), Text("Done."))
+    second = costed.run("f1", "--continue")
+    assert second.code == 0, second.stderr
+    [usage] = costed.usage_lines("f1")
+    assert usage["attempt"] == 1 and usage["recovered"] is True
+    assert usage["tokens"] is not None or usage["unknown"], usage
+
+
 def test_a_turn_cancelled_by_ctrl_c_before_its_result_is_counted_by_the_next_attempt(costed: Costed) -> None:
     ended = cut_short(costed, "i1", "interrupt")
     assert ended.code == 130, ended.stderr
