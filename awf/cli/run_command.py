@@ -13,6 +13,7 @@ from ..engine.ending import AttemptEnd
 from ..engine.errors import Refusal
 from ..engine.request import RunRequest
 from ..engine.start_point import Preview
+from ..record.files import json_lines_text
 from ..view.live import choose_view
 from . import output
 
@@ -125,21 +126,21 @@ def _check_placement(on: str | None, ray_address: str | None, ray_resources: str
 
 
 def _print_result(ending: AttemptEnd, json_out: bool) -> None:
-    record = json.dumps(ending.out, ensure_ascii=False, indent=2)
     if json_out or ending.outcome != attempt_outcome.COMPLETED:
         if json_out:
-            output.result(record)
+            output.result(json_lines_text(ending.out))
         return
     present = ending.workflow.present if ending.workflow else None
     if present is None:
-        output.result(record)
+        # As out.json is written: its stages a line each, by the C encoder (indenting is slower).
+        output.result(json_lines_text(ending.out))
         return
     try:
         shown = present(ending.value)
         text = shown if isinstance(shown, str) else json.dumps(_plain(shown), ensure_ascii=False, indent=2)
     except Exception as problem:
         output.error(f"present failed ({type(problem).__name__}: {problem}); printing the whole record")
-        output.result(record)
+        output.result(json_lines_text(ending.out))
         return
     output.result(text)
 

@@ -18,6 +18,9 @@ from ..record.folder import History
 from ..record.log import lines_of, open_log
 from ..record.summary import cost_entries
 
+# The lines a run's cost is read from.
+COST_KINDS = frozenset({"turn", "usage"})
+
 
 class CostTally:
     def __init__(self, log: Path, history: History | None) -> None:
@@ -26,13 +29,20 @@ class CostTally:
         self._own = False
         self._read_to = 0
         self._costs = TurnCosts()
+        # What the history read is indexed by kind: of that, only its cost lines are read again.
+        self._history = history if history is not None and history.log == log else None
 
     def turns(self) -> list[TurnCost]:
         """Each turn's cost so far, in the order the turns were recorded. A log that cannot be
         read adds nothing (its readers say why elsewhere)."""
         try:
             if self._handle is None or self._handle.closed:
-                self._handle, self._own = open_log(self._log), True
+                self._handle, self._own, self._history = open_log(self._log), True, None
+            if self._history is not None:
+                history, self._history = self._history, None
+                self._read_to = history.read_to
+                for line in history.lines(COST_KINDS):
+                    self._costs.add(line.entry)
             for entry in cost_entries(str(self._log), self._new_lines(self._handle)):
                 self._costs.add(entry)
         except (OSError, RecordError):

@@ -9,6 +9,7 @@ import errno
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -161,6 +162,12 @@ def write_json_lines(path: Path, obj: dict[str, Any], *, sync_dir: bool = False)
     For files that grow with the run (out.json lists every stage): as easy to read as indented
     JSON, and written by the C encoder, where indenting falls back to a slower one.
     """
+    write_atomic(path, json_lines_text(obj) + "\n", sync_dir=sync_dir)
+
+
+def json_lines_text(obj: Mapping[str, object]) -> str:
+    """A dict as write_json_lines writes it (no newline at the end): a key a line, a list an item
+    a line, each compact."""
     parts = []
     for key, value in obj.items():
         if isinstance(value, list) and value:
@@ -168,7 +175,7 @@ def write_json_lines(path: Path, obj: dict[str, Any], *, sync_dir: bool = False)
             parts.append(f"  {dumps(key)}: [\n{items}\n  ]")
         else:
             parts.append(f"  {dumps(key)}: {dumps(value)}")
-    write_atomic(path, "{\n" + ",\n".join(parts) + "\n}\n", sync_dir=sync_dir)
+    return "{\n" + ",\n".join(parts) + "\n}"
 
 
 def read_bytes(path: str | Path) -> bytes:
