@@ -68,6 +68,7 @@ class RunSummary:
     waiting: list[dict[str, Any]] | None = None  # a parked run: the events and due times it waits on
     queued: int | None = None  # a run with events: the events in its inbox no wait has taken
     crash_looping: int | None = None  # interrupted attempts in a row, when wakes no longer restart it
+    place: int | None = None  # its place in the queue awf serve starts, from 1 (read across the run root)
     branch: str | None = None  # the branch of the run's own worktree, with --worktree
     forked_from: ForkedFromFields | None = None  # made by awf fork: the source run and the stage
 
@@ -81,6 +82,7 @@ class RunSummary:
             "stage": self.stage,
             "waiting": self.waiting,
             "queued": self.queued,
+            "place": self.place,
             "crash_looping": self.crash_looping,
             "attempts": self.attempts,
             "started": self.started,

@@ -57,6 +57,8 @@ def _status(summary: RunSummary) -> str:
     text = status_text(
         summary.status, summary.waiting, summary.queued, summary.crash_looping, summary.workflow, summary.id
     )
+    if summary.place is not None:
+        text += f", place {summary.place}"
     return f"{text} · {forked_text(summary.forked_from)}" if summary.forked_from else text
 
 

@@ -44,13 +44,34 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
     if data_is_dict:
         data__missing_keys = set(['on', 'token']) - data.keys()
         if data__missing_keys:
-            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'description': 'An attempt handed to a scheduler (awf run --on ray), waiting to start.', 'required': ['on', 'token'], 'properties': {'on': {'enum': ['ray']}, 'token': {'type': 'string', 'description': 'Names this placement: the attempt that answers it carries it in its `placed`.'}, 'by': {'type': 'string', 'description': 'The host that placed it.'}, 'resources': {'type': 'object', 'additionalProperties': {'type': 'number'}, 'description': 'The resources asked of the scheduler.'}}}, rule='required')
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'description': 'An attempt handed to a scheduler (awf run --on ray, or awf run --queue for awf serve), waiting to start.', 'required': ['on', 'token'], 'properties': {'on': {'enum': ['ray', 'serve']}, 'priority': {'type': 'integer', 'description': 'With --queue: higher starts first; among equals, the oldest line first.'}, 'command': {'type': 'array', 'items': {'type': 'string'}, 'description': 'With --queue: the words after `awf` that start the attempt (a continue of the run).'}, 'cwd': {'type': 'string', 'description': "With --queue: the folder the attempt's process starts in."}, 'token': {'type': 'string', 'description': 'Names this placement: the attempt that answers it carries it in its `placed`.'}, 'by': {'type': 'string', 'description': 'The host that placed it.'}, 'resources': {'type': 'object', 'additionalProperties': {'type': 'number'}, 'description': 'The resources asked of the scheduler.'}}}, rule='required')
         data_keys = set(data.keys())
         if "on" in data_keys:
             data_keys.remove("on")
             data__on = data["on"]
-            if not (isinstance(data__on, str) and data__on == 'ray'):
-                raise JsonSchemaValueException("" + (name_prefix or "data") + ".on must be one of ['ray']", value=data__on, name="" + (name_prefix or "data") + ".on", definition={'enum': ['ray']}, rule='enum')
+            if not (isinstance(data__on, str) and data__on == 'ray' or isinstance(data__on, str) and data__on == 'serve'):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".on must be one of ['ray', 'serve']", value=data__on, name="" + (name_prefix or "data") + ".on", definition={'enum': ['ray', 'serve']}, rule='enum')
+        if "priority" in data_keys:
+            data_keys.remove("priority")
+            data__priority = data["priority"]
+            if not isinstance(data__priority, (int)) and not (isinstance(data__priority, float) and data__priority.is_integer()) or isinstance(data__priority, bool):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".priority must be integer", value=data__priority, name="" + (name_prefix or "data") + ".priority", definition={'type': 'integer', 'description': 'With --queue: higher starts first; among equals, the oldest line first.'}, rule='type')
+        if "command" in data_keys:
+            data_keys.remove("command")
+            data__command = data["command"]
+            if not isinstance(data__command, (list, tuple)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".command must be array", value=data__command, name="" + (name_prefix or "data") + ".command", definition={'type': 'array', 'items': {'type': 'string'}, 'description': 'With --queue: the words after `awf` that start the attempt (a continue of the run).'}, rule='type')
+            data__command_is_list = isinstance(data__command, (list, tuple))
+            if data__command_is_list:
+                data__command_len = len(data__command)
+                for data__command_x, data__command_item in enumerate(data__command):
+                    if not isinstance(data__command_item, (str)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".command[{data__command_x}]".format(**locals()) + " must be string", value=data__command_item, name="" + (name_prefix or "data") + ".command[{data__command_x}]".format(**locals()) + "", definition={'type': 'string'}, rule='type')
+        if "cwd" in data_keys:
+            data_keys.remove("cwd")
+            data__cwd = data["cwd"]
+            if not isinstance(data__cwd, (str)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".cwd must be string", value=data__cwd, name="" + (name_prefix or "data") + ".cwd", definition={'type': 'string', 'description': "With --queue: the folder the attempt's process starts in."}, rule='type')
         if "token" in data_keys:
             data_keys.remove("token")
             data__token = data["token"]

@@ -1,0 +1,83 @@
+"""The queue `awf serve` starts, read off the runs' logs: what waits in it, in the order it starts.
+
+A run waits in the queue while its last `queued` line on serve is answered by no attempt (whose
+`attempt-start` carries the line's token) and withdrawn by no `unqueued` line. Nothing else is
+kept: the order is read off the lines each time, highest priority first, then the oldest line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+from . import folder
+from .entries import QueuedLine
+from .errors import RecordError
+from .layout import RunPaths
+from .summary import run_folders
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A run whose next attempt waits in the queue."""
+
+    paths: RunPaths
+    line: QueuedLine
+
+    @property
+    def token(self) -> str:
+        return self.line["token"]
+
+    @property
+    def priority(self) -> int:
+        return self.line.get("priority", 0)
+
+    def order(self) -> tuple[int, str, str]:
+        """Highest priority first; among equals the oldest line, then the run's name."""
+        return (-self.priority, self.line["at"], self.paths.name)
+
+
+@dataclass
+class Queue:
+    """The run root's queue, and the runs with an attempt alive as it was read."""
+
+    waiting: list[Waiting]  # in the order they start
+    alive: list[RunPaths]  # runs whose last attempt runs now
+    problems: list[RecordError]
+
+    def place(self, name: str) -> int | None:
+        """The run's place in the queue, from 1; None when it does not wait in it."""
+        return next((n for n, one in enumerate(self.waiting, 1) if one.paths.name == name), None)
+
+
+def waiting_of(history: folder.History) -> QueuedLine | None:
+    """The `queued` line on serve the run's next attempt waits on, if any."""
+    queued = history.queued
+    if queued is None or queued.get("on") != "serve":
+        return None
+    return cast(QueuedLine, queued)
+
+
+def read_queue(root: Path, runs: Iterable[RunPaths] | None = None) -> Queue:
+    """Every run under `root` read once: what waits in the queue, and which attempts are alive.
+    A run whose log cannot be read is set aside in `problems`, never in the queue."""
+    waiting: list[Waiting] = []
+    alive: list[RunPaths] = []
+    problems: list[RecordError] = []
+    for paths in run_folders(root) if runs is None else runs:
+        try:
+            history = folder.read_history(paths, ended_stages=False)
+        except FileNotFoundError:
+            continue  # a folder being made, or not a run
+        except RecordError as problem:
+            problems.append(problem)
+            continue
+        if history.last is not None and history.last.is_live():
+            alive.append(paths)
+        line = waiting_of(history)
+        if line is not None:
+            waiting.append(Waiting(paths, line))
+    waiting.sort(key=Waiting.order)
+    return Queue(waiting, alive, problems)
