@@ -87,6 +87,14 @@ def _app_for(words: list[str]) -> typer.Typer:
 # The options every command that reads runs takes, defined once.
 LookIn = Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")]
 RunRoot = Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")]
+MaxAgents = Annotated[
+    str | None,
+    typer.Option(
+        "--max-agents",
+        metavar="LIMITS",
+        help="At most this many turns of a runtime at once across the run root: claude=2,exec=1 (docs/queue.md).",
+    ),
+]
 
 
 def _version(value: bool) -> None:
@@ -208,6 +216,7 @@ def run(
         int | None,
         typer.Option("--priority", metavar="N", help="With --queue: higher starts first (else 0)."),
     ] = None,
+    max_agents: MaxAgents = None,
 ) -> int:
     """Start a run of a workflow, or continue one.
 
@@ -242,6 +251,7 @@ def run(
         check=not no_check,
         queue=queue,
         priority=priority,
+        max_agents=max_agents,
     )
 
 
@@ -563,6 +573,7 @@ def serve(
             "--max-attempts", metavar="N", help="At most N attempts alive at once on the run root (docs/queue.md)."
         ),
     ] = None,
+    max_agents: MaxAgents = None,
 ) -> int:
     """Wake parked runs as events come; start queued attempts.
 
@@ -577,6 +588,7 @@ def serve(
         ray_address=ray_address,
         ray_resources=ray_resources,
         max_attempts=max_attempts,
+        max_agents=max_agents,
     )
 
 

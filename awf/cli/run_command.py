@@ -45,6 +45,7 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
     check: bool = True,
     queue: bool = False,
     priority: int | None = None,
+    max_agents: str | None = None,
 ) -> int:
     if end_leftovers and ignore_leftovers:
         raise Refusal("--end-leftovers and --ignore-leftovers contradict each other: give one")
@@ -64,6 +65,7 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
         share_folder=share_folder,
         end_leftovers=end_leftovers,
         ignore_leftovers=ignore_leftovers,
+        max_agents_text=max_agents,
     )
     _limit(request, timeout, max_cost)
     if values is not None and from_stage is None:

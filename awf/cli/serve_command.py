@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..engine import queue, wakes
+from ..engine import agent_limits, queue, wakes
 from ..engine.errors import Refusal
 from ..engine.on_ray import Placement, parse_resources, require_ray
 from ..record.errors import RecordError
@@ -54,12 +54,17 @@ def serve_command(
     ray_address: str | None = None,
     ray_resources: str | None = None,
     max_attempts: int | None = None,
+    max_agents: str | None = None,
 ) -> int:
     try:
         where = Where.of(cwd, run_root)
         placement = _placement(on, ray_address, ray_resources)
         if max_attempts is not None and max_attempts < 1:
             raise Refusal(f"--max-attempts {max_attempts}: give 1 or more (leave it out for no limit)")
+        if max_agents is not None:
+            agent_limits.parse(max_agents, "--max-agents")
+            # The attempts serve starts keep to it, unless one was queued with its own.
+            os.environ[agent_limits.ENV] = max_agents
     except TargetError as problem:
         output.error(str(problem))
         return int(problem.problem.code)

@@ -21,6 +21,8 @@ def continue_words(request: RunRequest, paths: RunPaths) -> list[str]:
         words += ["--timeout", request.timeout_text]
     if request.max_cost_text:
         words += ["--max-cost", request.max_cost_text]
+    if request.max_agents_text:
+        words += ["--max-agents", request.max_agents_text]
     if request.end_leftovers:
         words.append("--end-leftovers")
     if request.ignore_leftovers:

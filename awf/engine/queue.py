@@ -19,10 +19,11 @@ from pathlib import Path
 
 from ..record import entries, file_kinds, folder
 from ..record.files import write_json
-from ..record.layout import RunPaths
+from ..record.layout import RunPaths, run_root_for
 from ..record.liveness import process_start
 from ..record.locks import holding
 from ..record.queue import Queue, Waiting, read_queue, waiting_of
+from . import agent_limits
 from .continue_command import continue_words
 from .errors import Refusal
 from .placement import PLACED_ENV
@@ -51,8 +52,10 @@ class Started:
 
 def enqueue(request: RunRequest, priority: int) -> Queued:
     """Ready the run as a start here would, refusing the same, and put its attempt in the queue."""
-    from .claim import prepare_elsewhere
+    from .claim import prepare_elsewhere, working_folder
 
+    # Refused here, before the run is made, not when serve starts it.
+    agent_limits.resolve(request.max_agents_text, run_root_for(working_folder(request), request.run_root))
     paths, cwd = prepare_elsewhere(request)
     token = os.urandom(6).hex()
     with holding(paths.dir / "events.lock"):  # the lock a wake takes: one queued attempt at a time

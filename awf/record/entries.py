@@ -376,6 +376,24 @@ def turn_start(**fields: Unpack[TurnStartFields]) -> TurnStartLine:
     return {"version": FORMAT_VERSION, "kind": "turn-start", "at": now_iso(), **fields}
 
 
+class SlotWaitFields(TypedDict):
+    attempt: int
+    agent: str
+    turn: int  # the turn that waits: it starts once it has the slot
+    harness: str  # the runtime whose slots are all held
+    limit: int  # its --max-agents
+    held_by: list[str]  # who holds them as the wait began: `fix/12 builder`
+    stage: NotRequired[str]
+
+
+class SlotWaitLine(_Head, SlotWaitFields):
+    kind: Literal["slot-wait"]
+
+
+def slot_wait(**fields: Unpack[SlotWaitFields]) -> SlotWaitLine:
+    return {"version": FORMAT_VERSION, "kind": "slot-wait", "at": now_iso(), **fields}
+
+
 class SessionFields(TypedDict):
     attempt: int
     agent: str
@@ -559,6 +577,7 @@ Entry = (
     | AgentProcessLine
     | PaneLine
     | TurnStartLine
+    | SlotWaitLine
     | SessionLine
     | TurnLine
     | UsageLine
@@ -590,6 +609,7 @@ SHAPES: dict[str, type] = {
     "agent-process": AgentProcessLine,
     "pane": PaneLine,
     "turn-start": TurnStartLine,
+    "slot-wait": SlotWaitLine,
     "session": SessionLine,
     "turn": TurnLine,
     "usage": UsageLine,
@@ -603,7 +623,7 @@ KINDS = frozenset(SHAPES)
 
 # Kinds that only report progress: a crash that loses one loses nothing a continue needs, and a
 # continue writes one for each of thousands of stages, so they are appended without an fsync.
-PROGRESS_KINDS = frozenset({"stage-start", "stage-reused", "log", "agent"})
+PROGRESS_KINDS = frozenset({"stage-start", "stage-reused", "log", "agent", "slot-wait"})
 
 
 def append(path: Path, line: Entry) -> int:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ..record.agent_slots import waiting_text
 from ..record.clock import iso, now_iso, parse_iso
 from ..record.layout import RunPaths
 from ..record.log import Line
@@ -135,6 +136,10 @@ class Replay:
         else:
             self.stages.append({"stage": record["stage"], "how": "ran"})
             self.view.stage_ended(record, _seconds(record))
+
+    def _slot_wait(self, entry: Mapping[str, Any]) -> None:
+        why = waiting_text(entry["harness"], entry["held_by"])
+        self.view.agent_turn_waiting(entry.get("stage"), entry["agent"], why)
 
     def _log(self, entry: dict[str, Any]) -> None:
         self.view.logged(entry.get("stage"), entry.get("message", ""))
@@ -267,6 +272,7 @@ TOLD: dict[str, Callable[[Replay, dict[str, Any]], None]] = {
     "stage": Replay._stage,
     "log": Replay._log,
     "agent": Replay._agent,
+    "slot-wait": Replay._slot_wait,
     "turn": Replay._turn,
     "attempt-end": Replay._attempt_end,
 }

@@ -59,6 +59,8 @@ def _status(summary: RunSummary) -> str:
     )
     if summary.place is not None:
         text += f", place {summary.place}"
+    if summary.slot is not None:
+        text += f", {summary.slot}"
     return f"{text} · {forked_text(summary.forked_from)}" if summary.forked_from else text
 
 
