@@ -3,7 +3,9 @@ serve in the order of their priority and age, never more at once than the limit,
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import signal
 import subprocess
 import time
@@ -202,3 +204,76 @@ def test_serve_killed_mid_queue_and_started_again_completes_every_run_once(proje
         wait_until(lambda: completed(project, ids), "all completed after the restart")
     each_stage_once(project, ids)
     assert most_at_once(spans(project, ids)) <= 2
+
+
+GATE = """
+import asyncio
+import os
+import signal
+
+import awf
+
+@awf.workflow(name="gate", description="Plan, then build once the file go is there.")
+async def gate(wf):
+    async def plan():
+        return "planned"
+
+    async def build():
+        if CRASH:
+            os.kill(os.getpid(), signal.SIGKILL)
+        while not os.path.exists("go"):
+            await asyncio.sleep(0.05)
+        return wf.attempt
+
+    await wf.stage("plan", plan, result={"type": "string"})
+    return await wf.stage("build", build, result={"type": "integer"})
+"""
+
+
+def test_after_a_reboot_serve_queues_the_continue_of_an_attempt_it_started_once(project: Project):
+    project.write("gate.py", GATE.replace("CRASH", "False"))
+    assert project.awf("run", "gate.py", "--id", "g1", "--queue", "--priority", "3").code == 0
+    serve = Serving(project)
+
+    def building() -> bool:
+        return any(line["kind"] == "stage-start" and line["stage"] == "build" for line in project.log("gate", "g1"))
+
+    try:
+        wait_until(building, "attempt 1 in build")
+    finally:
+        serve.stop(signal.SIGKILL)  # the machine goes down: serve and the attempt with it
+    attempt = next(line for line in project.log("gate", "g1") if line["kind"] == "attempt-start")
+    os.kill(attempt["pid"], signal.SIGKILL)
+    wait_until(lambda: "interrupted" in project.awf("runs", "gate/g1").stdout, "attempt 1 reads interrupted")
+    (project.path / "go").touch()
+    with serving(project) as again:
+        wait_until(lambda: project.stage("gate", "g1", "build") is not None, "build recorded")
+        wait_until(lambda: any(line["kind"] == "attempt-end" for line in project.log("gate", "g1")), "attempt 2 ended")
+    assert "queued gate/g1 again: attempt 1, which it started, was interrupted" in again.lines()
+    log = project.log("gate", "g1")
+    queued = [line for line in log if line["kind"] == "queued"]
+    assert [line.get("interrupted") for line in queued] == [None, 1]
+    assert queued[1]["priority"] == 3
+    assert [line["stage"] for line in log if line["kind"] == "stage"] == ["plan", "build"]
+    assert project.stage("gate", "g1", "build")["value"] == 2
+    said = len(again.lines())
+    with serving(project) as third:
+        time.sleep(2)
+    assert not [line for line in third.lines()[said:] if "gate/g1" in line]
+
+
+def test_a_run_that_crashes_on_every_attempt_is_queued_again_with_a_backoff_then_given_up_on(project: Project):
+    project.write("gate.py", GATE.replace("CRASH", "True"))
+    assert project.awf("run", "gate.py", "--id", "c1", "--queue").code == 0
+    with serving(project) as serve:
+        wait_until(lambda: any("gave up on gate/c1" in line for line in serve.lines()), "given up on", timeout=180)
+        time.sleep(1)
+    starts = [line["at"] for line in project.log("gate", "c1") if line["kind"] == "attempt-start"]
+    assert len(starts) == 5
+    again = [line["interrupted"] for line in project.log("gate", "c1") if line.get("interrupted")]
+    assert again == [1, 2, 3, 4]
+    gaps = [
+        (datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds() for a, b in itertools.pairwise(starts)
+    ]
+    assert gaps[2] >= 2 and gaps[3] >= 4  # the back-off: 1, 2, 4 s after the start of the one before
+    assert "5 interrupted attempts in a row" in next(line for line in serve.lines() if "gave up" in line)

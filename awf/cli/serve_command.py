@@ -28,9 +28,12 @@ from typing import Any
 from ..engine import agent_limits, queue, wakes
 from ..engine.errors import Refusal
 from ..engine.on_ray import Placement, parse_resources, require_ray
+from ..record.clock import parse_iso
 from ..record.errors import RecordError
 from ..record.files import append_line, is_temp_name
 from ..record.layout import RunPaths
+from ..record.queue import Interrupted
+from ..record.waiting import GIVE_UP_AFTER
 from . import output
 from .errors import Problem
 from .run_target import TargetError, Where
@@ -106,6 +109,7 @@ class Serve:
         self.placement = placement
         self.max_attempts = max_attempts
         self._queue_look = True  # the queue may hold an attempt serve can start now
+        self._queue_due: float | None = None  # when an interrupted run's back-off ends
         self._room = True  # the last read of the queue found room for another attempt
         self._no_room: set[tuple[str, str]] = set()  # ready runs whose wake waits for room
         self._started: dict[int, tuple[RunPaths, str]] = {}  # continue's pid -> its run and queued token
@@ -218,7 +222,7 @@ class Serve:
         with self._guard:
             if self._changed or self._queue_look:
                 return 0
-            soonest = min(self._due.values(), default=None)
+            soonest = min([*self._due.values(), *([self._queue_due] if self._queue_due else [])], default=None)
         longest = ROOT_CHECK_EVERY if self.placement is None else min(ROOT_CHECK_EVERY, LOOK_EVERY_ON_RAY)
         if soonest is None:
             return longest
@@ -238,9 +242,9 @@ class Serve:
             self._look_at(RunPaths(self.root, workflow, run_id), event)
 
     def _look_at_queue(self) -> None:
-        """The queue, read only when something may have made room or queued an attempt: a serve
-        with nothing changing reads nothing."""
-        if self._queue_look:
+        """The queue, read only when something may have made room or queued an attempt, or a
+        back-off ends: a serve with nothing changing reads nothing."""
+        if self._queue_look or (self._queue_due is not None and time.time() >= self._queue_due):
             self._start_queued()
 
     def _start_queued(self) -> None:
@@ -249,6 +253,8 @@ class Serve:
         self._queue_look = False
         try:
             waiting = queue.read(self.root)
+            if self._queue_interrupted(waiting.interrupted):
+                waiting = queue.read(self.root)
         except RecordError as problem:
             self.log.say(f"cannot read the queue: {problem}")
             return
@@ -276,6 +282,33 @@ class Serve:
                 f"started {one.paths.name} from the queue: attempt {started.attempt} (pid {started.pid}, "
                 f"priority {one.priority})"
             )
+
+    def _queue_interrupted(self, interrupted: list[Interrupted]) -> bool:
+        """Queue once the continue of each run whose attempt serve started was interrupted (a
+        crash, a reboot), backing off as wakes do, and giving up after as many in a row; whether
+        it queued any."""
+        now = time.time()
+        self._queue_due = None
+        queued = False
+        for one in interrupted:
+            name = one.paths.name
+            if one.in_a_row >= GIVE_UP_AFTER:
+                why = (
+                    f"gave up on {name}: {one.in_a_row} interrupted attempts in a row; queue its continue again "
+                    f"with awf run FILE --id {one.paths.id} --continue --queue"
+                )
+                if self._told.get((one.paths.workflow, one.paths.id)) != why:
+                    self._told[(one.paths.workflow, one.paths.id)] = why
+                    self.log.say(why)
+                continue
+            not_before = parse_iso(one.started) + wakes.backoff(one.in_a_row)
+            if now < not_before:
+                self._queue_due = min(self._queue_due or not_before, not_before)
+                continue
+            if queue.queue_again(one) is not None:
+                queued = True
+                self.log.say(f"queued {name} again: attempt {one.attempt}, which it started, was interrupted")
+        return queued
 
     def _has_room(self) -> bool:
         """Whether another attempt may start now under --max-attempts."""

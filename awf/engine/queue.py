@@ -22,7 +22,7 @@ from ..record.files import write_json
 from ..record.layout import RunPaths, run_root_for
 from ..record.liveness import process_start
 from ..record.locks import holding
-from ..record.queue import Queue, Waiting, read_queue, waiting_of
+from ..record.queue import Interrupted, Queue, Waiting, interrupted_of, read_queue, waiting_of
 from . import agent_limits
 from .continue_command import continue_words
 from .errors import Refusal
@@ -105,6 +105,46 @@ def start(waiting: Waiting) -> Started | None:
             wake_pid_path(paths), file_kinds.wake_pid(attempt=attempt, pid=pid, process_start=process_start(pid))
         )
     return Started(waiting, pid, attempt)
+
+
+def queue_again(one: Interrupted) -> Queued | None:
+    """Queue the continue of a run whose attempt serve started was interrupted, once: with the
+    priority, the folder and the limits it was queued with, and none of its --from-stage and
+    --values (the continue goes on where the crash left it, as any continue after a crash does)."""
+    paths = one.paths
+    token = os.urandom(6).hex()
+    with holding(paths.dir / "events.lock"):
+        history = folder.read_history(paths, ended_stages=False)
+        now = interrupted_of(paths, history) if history.queued is None else None
+        if now is None or now.attempt != one.attempt:
+            return None  # started again, queued, or woken since the queue was read
+        placed = one.placed
+        line = entries.queued(
+            on="serve",
+            token=token,
+            by=socket.gethostname(),
+            priority=placed.get("priority", 0),
+            command=_without_redo(placed.get("command") or []),
+            interrupted=one.attempt,
+        )
+        if "cwd" in placed:
+            line["cwd"] = placed["cwd"]
+        entries.append(paths.log, line)
+    return Queued(paths, token, 0, 0)
+
+
+def _without_redo(words: list[str]) -> list[str]:
+    """The continue's words without --from-stage and --values, and their values."""
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in ("--from-stage", "--values"):
+            skip = True
+        else:
+            kept.append(word)
+    return kept
 
 
 def withdraw_if_waiting(paths: RunPaths, token: str, reason: str) -> bool:

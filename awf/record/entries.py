@@ -122,6 +122,7 @@ class QueuedFields(TypedDict):
     priority: NotRequired[int]  # on serve: higher starts first; among equals, the oldest line first
     command: NotRequired[list[str]]  # on serve: the words after `awf` that start the attempt
     cwd: NotRequired[str]  # on serve: the folder the attempt's process starts in
+    interrupted: NotRequired[int]  # queued again by serve: its attempt that was interrupted
 
 
 class QueuedLine(_Head, QueuedFields):

@@ -8,7 +8,7 @@ kept: the order is read off the lines each time, highest priority first, then th
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
@@ -39,6 +39,18 @@ class Waiting:
         return (-self.priority, self.line["at"], self.paths.name)
 
 
+@dataclass(frozen=True)
+class Interrupted:
+    """A run whose last attempt serve started from the queue, and which was interrupted (a crash,
+    a reboot) with no continue queued for it yet."""
+
+    paths: RunPaths
+    attempt: int  # the interrupted attempt
+    started: str  # when it started (ISO 8601)
+    in_a_row: int  # the run's last attempts interrupted, counting back from it
+    placed: QueuedLine  # the `queued` line it was started from
+
+
 @dataclass
 class Queue:
     """The run root's queue, and the runs with an attempt alive as it was read."""
@@ -46,6 +58,7 @@ class Queue:
     waiting: list[Waiting]  # in the order they start
     alive: list[RunPaths]  # runs whose last attempt runs now
     problems: list[RecordError]
+    interrupted: list[Interrupted] = field(default_factory=list)
 
     def place(self, name: str) -> int | None:
         """The run's place in the queue, from 1; None when it does not wait in it."""
@@ -66,6 +79,7 @@ def read_queue(root: Path, runs: Iterable[RunPaths] | None = None) -> Queue:
     waiting: list[Waiting] = []
     alive: list[RunPaths] = []
     problems: list[RecordError] = []
+    interrupted: list[Interrupted] = []
     for paths in run_folders(root) if runs is None else runs:
         try:
             history = folder.read_history(paths, ended_stages=False)
@@ -79,5 +93,35 @@ def read_queue(root: Path, runs: Iterable[RunPaths] | None = None) -> Queue:
         line = waiting_of(history)
         if line is not None:
             waiting.append(Waiting(paths, line))
+        elif history.queued is None:
+            cut_short = interrupted_of(paths, history)
+            if cut_short is not None:
+                interrupted.append(cut_short)
     waiting.sort(key=Waiting.order)
-    return Queue(waiting, alive, problems)
+    return Queue(waiting, alive, problems, interrupted)
+
+
+def interrupted_of(paths: RunPaths, history: folder.History) -> Interrupted | None:
+    """The run's last attempt, when serve started it from the queue and it was interrupted, and
+    no continue was queued for it since (queued again once, whatever became of that)."""
+    last = history.last
+    if last is None or "events" in history.run or last.end is not None or last.is_live():
+        return None  # a run with events is woken instead, with the same backoff
+    token = (last.start.get("placed") or {}).get("on") == "serve" and last.start["placed"].get("token")
+    if not token:
+        return None
+    placed: QueuedLine | None = None
+    for line in history.lines(frozenset({"queued"})):
+        queued = cast(QueuedLine, line.entry)
+        if queued.get("interrupted") == last.number:
+            return None
+        if queued["token"] == token:
+            placed = queued
+    if placed is None:
+        return None
+    in_a_row = 0
+    for attempt in reversed(history.attempts):
+        if attempt.end is not None:
+            break
+        in_a_row += 1
+    return Interrupted(paths, last.number, str(last.start["at"]), in_a_row, placed)

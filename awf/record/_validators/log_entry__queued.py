@@ -44,7 +44,7 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
     if data_is_dict:
         data__missing_keys = set(['on', 'token']) - data.keys()
         if data__missing_keys:
-            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'description': 'An attempt handed to a scheduler (awf run --on ray, or awf run --queue for awf serve), waiting to start.', 'required': ['on', 'token'], 'properties': {'on': {'enum': ['ray', 'serve']}, 'priority': {'type': 'integer', 'description': 'With --queue: higher starts first; among equals, the oldest line first.'}, 'command': {'type': 'array', 'items': {'type': 'string'}, 'description': 'With --queue: the words after `awf` that start the attempt (a continue of the run).'}, 'cwd': {'type': 'string', 'description': "With --queue: the folder the attempt's process starts in."}, 'token': {'type': 'string', 'description': 'Names this placement: the attempt that answers it carries it in its `placed`.'}, 'by': {'type': 'string', 'description': 'The host that placed it.'}, 'resources': {'type': 'object', 'additionalProperties': {'type': 'number'}, 'description': 'The resources asked of the scheduler.'}}}, rule='required')
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'description': 'An attempt handed to a scheduler (awf run --on ray, or awf run --queue for awf serve), waiting to start.', 'required': ['on', 'token'], 'properties': {'on': {'enum': ['ray', 'serve']}, 'priority': {'type': 'integer', 'description': 'With --queue: higher starts first; among equals, the oldest line first.'}, 'command': {'type': 'array', 'items': {'type': 'string'}, 'description': 'With --queue: the words after `awf` that start the attempt (a continue of the run).'}, 'cwd': {'type': 'string', 'description': "With --queue: the folder the attempt's process starts in."}, 'interrupted': {'type': 'integer', 'minimum': 1, 'description': 'Queued again by awf serve: the attempt it started from the queue that was interrupted (a crash, a reboot), which this continue goes on from.'}, 'token': {'type': 'string', 'description': 'Names this placement: the attempt that answers it carries it in its `placed`.'}, 'by': {'type': 'string', 'description': 'The host that placed it.'}, 'resources': {'type': 'object', 'additionalProperties': {'type': 'number'}, 'description': 'The resources asked of the scheduler.'}}}, rule='required')
         data_keys = set(data.keys())
         if "on" in data_keys:
             data_keys.remove("on")
@@ -72,6 +72,14 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
             data__cwd = data["cwd"]
             if not isinstance(data__cwd, (str)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".cwd must be string", value=data__cwd, name="" + (name_prefix or "data") + ".cwd", definition={'type': 'string', 'description': "With --queue: the folder the attempt's process starts in."}, rule='type')
+        if "interrupted" in data_keys:
+            data_keys.remove("interrupted")
+            data__interrupted = data["interrupted"]
+            if not isinstance(data__interrupted, (int)) and not (isinstance(data__interrupted, float) and data__interrupted.is_integer()) or isinstance(data__interrupted, bool):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".interrupted must be integer", value=data__interrupted, name="" + (name_prefix or "data") + ".interrupted", definition={'type': 'integer', 'minimum': 1, 'description': 'Queued again by awf serve: the attempt it started from the queue that was interrupted (a crash, a reboot), which this continue goes on from.'}, rule='type')
+            if isinstance(data__interrupted, (int, float, Decimal)) and not isinstance(data__interrupted, bool):
+                if data__interrupted < 1:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".interrupted must be bigger than or equal to 1", value=data__interrupted, name="" + (name_prefix or "data") + ".interrupted", definition={'type': 'integer', 'minimum': 1, 'description': 'Queued again by awf serve: the attempt it started from the queue that was interrupted (a crash, a reboot), which this continue goes on from.'}, rule='minimum')
         if "token" in data_keys:
             data_keys.remove("token")
             data__token = data["token"]
