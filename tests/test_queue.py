@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
-from conftest import AWF, Project
+from conftest import AWF, Project, finish
 
 THREE = """
 import asyncio
@@ -277,3 +277,20 @@ def test_a_run_that_crashes_on_every_attempt_is_queued_again_with_a_backoff_then
     ]
     assert gaps[2] >= 2 and gaps[3] >= 4  # the back-off: 1, 2, 4 s after the start of the one before
     assert "5 interrupted attempts in a row" in next(line for line in serve.lines() if "gave up" in line)
+
+
+def test_awf_watch_of_a_queued_run_waits_for_its_attempt_and_shows_it_or_says_it_was_withdrawn(project: Project):
+    project.write("three.py", THREE)
+    queue(project, "a")
+    queue(project, "b")
+    watching = {run_id: project.start("watch", f"three/{run_id}") for run_id in ("a", "b")}
+    time.sleep(1)
+    assert project.awf("cancel", "three/b").code == 0
+    withdrawn = finish(watching["b"], 30)
+    assert withdrawn.code == 1
+    assert "three/b waits in the queue awf serve starts (place 2)" in withdrawn.stderr
+    assert "awf: the queued attempt of three/b was withdrawn before it started" in withdrawn.stderr
+    with serving(project):
+        shown = finish(watching["a"], 60)
+    assert shown.code == 0
+    assert "▶ three/a · attempt 1" in shown.stderr and "✓ three/a completed (attempt 1)" in shown.stderr

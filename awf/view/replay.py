@@ -77,6 +77,11 @@ class Replay:
         )
         self.feed(since[1:])
 
+    def remember(self, lines: Iterable[Line]) -> None:
+        """The log before the attempt to show, which has not started yet: its records, no view."""
+        for line in lines:
+            self._remember(line.entry)
+
     def _remember(self, entry: dict[str, Any]) -> None:
         kind = entry["kind"]
         if kind == "run":
