@@ -32,7 +32,7 @@ from ..record.clock import parse_iso
 from ..record.errors import RecordError
 from ..record.files import append_line, is_temp_name
 from ..record.layout import RunPaths
-from ..record.queue import Interrupted
+from ..record.queue import Interrupted, Reads
 from ..record.waiting import GIVE_UP_AFTER
 from . import output
 from .errors import Problem
@@ -110,6 +110,7 @@ class Serve:
         self.max_attempts = max_attempts
         self._queue_look = True  # the queue may hold an attempt serve can start now
         self._queue_due: float | None = None  # when an interrupted run's back-off ends
+        self._reads: Reads = {}  # each run's last read by the queue, kept while its log is the same
         self._room = True  # the last read of the queue found room for another attempt
         self._no_room: set[tuple[str, str]] = set()  # ready runs whose wake waits for room
         self._started: dict[int, tuple[RunPaths, str]] = {}  # continue's pid -> its run and queued token
@@ -179,6 +180,7 @@ class Serve:
             runs = wakes.every_run(self.root)
             for paths in runs:
                 self._look_at(paths, event=False)
+            self._start_queued()  # before it says it sleeps: from then on, it reads only what changes
             self.log.say(f"looked at {len(runs)} runs; asleep until an event comes, an attempt ends or a time is due")
             looked = time.monotonic()
             while not self.stopping:
@@ -252,9 +254,9 @@ class Serve:
         waited for room goes first."""
         self._queue_look = False
         try:
-            waiting = queue.read(self.root)
+            waiting = queue.read(self.root, self._reads)
             if self._queue_interrupted(waiting.interrupted):
-                waiting = queue.read(self.root)
+                waiting = queue.read(self.root, self._reads)
         except RecordError as problem:
             self.log.say(f"cannot read the queue: {problem}")
             return
@@ -314,7 +316,7 @@ class Serve:
         """Whether another attempt may start now under --max-attempts."""
         if self.max_attempts is None:
             return True
-        return len(queue.read(self.root).alive) < self.max_attempts
+        return len(queue.read(self.root, self._reads).alive) < self.max_attempts
 
     def _ended(self, ended: list[tuple[int, int]]) -> None:
         """A continue serve started from the queue that exited before its attempt began gives up

@@ -22,7 +22,7 @@ from ..record.files import write_json
 from ..record.layout import RunPaths, run_root_for
 from ..record.liveness import process_start
 from ..record.locks import holding
-from ..record.queue import Interrupted, Queue, Waiting, interrupted_of, read_queue, waiting_of
+from ..record.queue import Interrupted, Queue, Reads, Waiting, interrupted_of, read_queue, waiting_of
 from . import agent_limits
 from .continue_command import continue_words
 from .errors import Refusal
@@ -157,14 +157,14 @@ def withdraw_if_waiting(paths: RunPaths, token: str, reason: str) -> bool:
     return True
 
 
-def read(root: Path) -> Queue:
+def read(root: Path, kept: Reads | None = None) -> Queue:
     """The run root's queue; a run a wake or serve is starting (its continue not yet claimed)
-    counts as alive, and waits in the queue no more."""
+    counts as alive, and waits in the queue no more. `kept`: reads kept from the last time."""
     from ..record.summary import run_folders
     from .wakes import starting
 
     runs = list(run_folders(root))
-    queue = read_queue(root, runs)
+    queue = read_queue(root, runs, kept)
     live = {paths.name for paths in queue.alive}
     queue.alive += [paths for paths in runs if paths.name not in live and starting(paths) is not None]
     live = {paths.name for paths in queue.alive}

@@ -7,6 +7,7 @@ kept: the order is read off the lines each time, highest priority first, then th
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,32 +74,66 @@ def waiting_of(history: folder.History) -> QueuedLine | None:
     return cast(QueuedLine, queued)
 
 
-def read_queue(root: Path, runs: Iterable[RunPaths] | None = None) -> Queue:
+@dataclass
+class _Run:
+    """What the queue takes of one run's log, kept while the log stays the same."""
+
+    stamp: tuple[int, int]  # the log's modification time and size as it was read
+    last: folder.Attempt | None
+    live: bool  # whether its last attempt was alive then
+    waiting: Waiting | None
+    interrupted: Interrupted | None
+
+
+# A run's read, by run name, kept between reads of one serve: a log that has not changed since
+# is not read again (its last attempt's liveness is looked at each time all the same).
+Reads = dict[str, _Run]
+
+
+def read_queue(root: Path, runs: Iterable[RunPaths] | None = None, kept: Reads | None = None) -> Queue:
     """Every run under `root` read once: what waits in the queue, and which attempts are alive.
-    A run whose log cannot be read is set aside in `problems`, never in the queue."""
-    waiting: list[Waiting] = []
-    alive: list[RunPaths] = []
-    problems: list[RecordError] = []
-    interrupted: list[Interrupted] = []
+    A run whose log cannot be read is set aside in `problems`, never in the queue. With `kept`,
+    a run whose log has not changed since it was kept there is not read again."""
+    queue = Queue([], [], [])
     for paths in run_folders(root) if runs is None else runs:
         try:
-            history = folder.read_history(paths, ended_stages=False)
+            run = _read(paths, kept)
         except FileNotFoundError:
             continue  # a folder being made, or not a run
         except RecordError as problem:
-            problems.append(problem)
+            queue.problems.append(problem)
             continue
-        if history.last is not None and history.last.is_live():
-            alive.append(paths)
-        line = waiting_of(history)
-        if line is not None:
-            waiting.append(Waiting(paths, line))
-        elif history.queued is None:
-            cut_short = interrupted_of(paths, history)
-            if cut_short is not None:
-                interrupted.append(cut_short)
-    waiting.sort(key=Waiting.order)
-    return Queue(waiting, alive, problems, interrupted)
+        if run.live:
+            queue.alive.append(paths)
+        if run.waiting is not None:
+            queue.waiting.append(run.waiting)
+        if run.interrupted is not None:
+            queue.interrupted.append(run.interrupted)
+    queue.waiting.sort(key=Waiting.order)
+    return queue
+
+
+def _read(paths: RunPaths, kept: Reads | None) -> _Run:
+    stat = os.stat(paths.log)
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    known = kept.get(paths.name) if kept is not None else None
+    if known is not None and known.stamp == stamp:
+        live = known.last is not None and known.last.end is None and known.last.is_live()
+        if live == known.live:
+            return known
+    history = folder.read_history(paths, ended_stages=False)
+    live = history.last is not None and history.last.is_live()
+    line = waiting_of(history)
+    run = _Run(
+        stamp,
+        history.last,
+        live,
+        Waiting(paths, line) if line is not None else None,
+        interrupted_of(paths, history) if history.queued is None else None,
+    )
+    if kept is not None:
+        kept[paths.name] = run
+    return run
 
 
 def interrupted_of(paths: RunPaths, history: folder.History) -> Interrupted | None:
