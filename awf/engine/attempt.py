@@ -31,7 +31,7 @@ from .errors import Refusal
 from .interrupted import name_interrupted, settle_leftovers
 from .loader import load_workflow
 from .observer import Observer
-from .placement import PLACED_ENV, placed_on
+from .placement import placed_on
 from .plan import StagePlan
 from .request import RunRequest
 from .start_point import Preview, Start, find_start, preview
@@ -238,9 +238,6 @@ def _begin(
     except RecordWriteError:
         folder.remove_pid(run.paths)  # nothing ran; the log keeps what it took
         raise
-    # Where this attempt was placed is recorded: the continues it wakes, and anything its agents
-    # start, are placed by whatever starts them, not taken for this one.
-    os.environ.pop(PLACED_ENV, None)
     return max_cost
 
 

@@ -38,6 +38,7 @@ from ..record.locks import holding
 from ..record.waiting import GIVE_UP_AFTER, crash_loop_text
 from .attempt_events import held_back, is_ready, next_due, waiting_on
 from .on_ray import Placement
+from .placement import PLACED_ENV
 from .self_command import awf_command
 
 FIRST_BACKOFF = 1.0  # seconds; doubles with each interrupted attempt after the first
@@ -266,7 +267,8 @@ def _spawn_continue(paths: RunPaths, history: folder.History, placement: Placeme
             stdout=log,
             stderr=log,
             start_new_session=True,
-            env={**os.environ, "NO_COLOR": "1"},
+            # Where the waking attempt was placed is its own: the continue is placed as `placement` says.
+            env={**{k: v for k, v in os.environ.items() if k != PLACED_ENV}, "NO_COLOR": "1"},
         )
     finally:
         os.close(log)
