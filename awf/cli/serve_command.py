@@ -10,7 +10,8 @@ run root, its wakes among them: a ready run waits for room as a queued attempt d
 `run.jsonl` closing may be a new `queued` line, so it has serve read the queue again (while there
 is room: a full queue waits for an attempt's lock to close).
 
-`awf serve --on ray` places each attempt it wakes on a Ray cluster. An attempt on another node
+`awf serve --on ray` places each attempt it wakes, or starts from the queue, on a Ray cluster;
+one placed that waits for a node counts toward `--max-attempts`. An attempt on another node
 ends, and `awf send` on another machine queues, where no file event reaches this one, so serve
 then also looks at every run once every LOOK_EVERY_ON_RAY seconds.
 """
@@ -272,7 +273,7 @@ class Serve:
             if self.stopping or room <= 0:
                 return
             try:
-                started = queue.start(one)
+                started = queue.start(one, self.placement)
             except RecordError as problem:
                 self.log.say(f"cannot start {one.paths.name} from the queue: {problem}")
                 continue

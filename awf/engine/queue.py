@@ -26,6 +26,7 @@ from ..record.queue import Interrupted, Queue, Reads, Waiting, interrupted_of, r
 from . import agent_limits
 from .continue_command import continue_words
 from .errors import Refusal
+from .on_ray import Placement
 from .placement import PLACED_ENV
 from .request import RunRequest
 from .self_command import awf_command
@@ -80,9 +81,11 @@ def enqueue(request: RunRequest, priority: int) -> Queued:
     return Queued(paths, token, queue.place(paths.name) or len(queue.waiting), len(queue.waiting))
 
 
-def start(waiting: Waiting) -> Started | None:
+def start(waiting: Waiting, placement: Placement | None = None) -> Started | None:
     """Start the queued attempt, unless it started, was withdrawn, is starting already, or
-    another run's attempt works in its folder."""
+    another run's attempt works in its folder. With `placement` (awf serve --on ray), the
+    continue places it on Ray: its own `queued` line on Ray then stands for it, and it counts as
+    alive from then on."""
     from .attempt_folder import busy
     from .wakes import starting, wake_pid_path
 
@@ -100,11 +103,23 @@ def start(waiting: Waiting) -> Started | None:
         if busy(history.run, paths.root) is not None:
             return None  # another run works in its folder: it waits on, and is started once that ends
         attempt = history.last.number + 1 if history.last else 1
-        pid = _spawn(paths, line.get("command") or [], Path(line.get("cwd") or paths.root), waiting.token)
+        words = [*(line.get("command") or []), *_on_ray(placement)]
+        pid = _spawn(paths, words, Path(line.get("cwd") or paths.root), waiting.token)
         write_json(
             wake_pid_path(paths), file_kinds.wake_pid(attempt=attempt, pid=pid, process_start=process_start(pid))
         )
     return Started(waiting, pid, attempt)
+
+
+def _on_ray(placement: Placement | None) -> list[str]:
+    if placement is None:
+        return []
+    words = ["--on", "ray"]
+    if placement.address:
+        words += ["--ray-address", placement.address]
+    if placement.resources:
+        words += ["--ray-resources", json.dumps(placement.resources)]
+    return words
 
 
 def queue_again(one: Interrupted) -> Queued | None:

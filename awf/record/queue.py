@@ -80,7 +80,8 @@ class _Run:
 
     stamp: tuple[int, int]  # the log's modification time and size as it was read
     last: folder.Attempt | None
-    live: bool  # whether its last attempt was alive then
+    live: bool  # whether its last attempt was alive then (or one waited on Ray for a node)
+    placed: bool  # an attempt waited on Ray: read again each time, as a node elsewhere starts it
     waiting: Waiting | None
     interrupted: Interrupted | None
 
@@ -117,17 +118,20 @@ def _read(paths: RunPaths, kept: Reads | None) -> _Run:
     stat = os.stat(paths.log)
     stamp = (stat.st_mtime_ns, stat.st_size)
     known = kept.get(paths.name) if kept is not None else None
-    if known is not None and known.stamp == stamp:
+    if known is not None and known.stamp == stamp and not known.placed:
         live = known.last is not None and known.last.end is None and known.last.is_live()
         if live == known.live:
             return known
     history = folder.read_history(paths, ended_stages=False)
-    live = history.last is not None and history.last.is_live()
+    # An attempt placed on Ray that waits for a node counts as alive: it starts once one is free.
+    on_ray = history.queued is not None and history.queued.get("on") == "ray"
+    live = on_ray or (history.last is not None and history.last.is_live())
     line = waiting_of(history)
     run = _Run(
         stamp,
         history.last,
         live,
+        on_ray,
         Waiting(paths, line) if line is not None else None,
         interrupted_of(paths, history) if history.queued is None else None,
     )
