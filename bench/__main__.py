@@ -18,6 +18,7 @@ from . import (
     machine,
     memory,
     output,
+    queueing,
     scale,
     serving,
     stage_overhead,
@@ -41,6 +42,7 @@ def families() -> list[tuple[str, Family]]:
         ("reading", reading_figures),
         ("big log", big_logs.figures),
         ("serve", serving.figures),
+        ("queue", queueing.figures),
         ("cluster", cluster.figures),
     ]
 

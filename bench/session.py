@@ -60,6 +60,7 @@ class Config:
     output_bytes: int = 2**30  # what the agent of the output figures prints before its answer
     placed: int = 100  # the runs placed on Ray at once
     big_log_lines: int = 100_000  # the stage and turn lines of the big log's run
+    queued: int = 200  # the runs of the queue family, queued and drained four at a time
 
     @classmethod
     def full(cls) -> Config:
@@ -82,6 +83,7 @@ class Config:
             output_bytes=2**20,
             placed=4,
             big_log_lines=300,
+            queued=6,
         )
 
     def repeats_at(self, size: int) -> int:

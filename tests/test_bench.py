@@ -17,7 +17,18 @@ from bench.__main__ import families  # noqa: E402
 from bench.harness import Figure, Goal, render  # noqa: E402
 from bench.session import Config, Session  # noqa: E402
 
-FAMILIES = ["start-up", "agent start", "stage overhead", "continue", "memory", "output", "scale", "serve", "big log"]
+FAMILIES = [
+    "start-up",
+    "agent start",
+    "stage overhead",
+    "continue",
+    "memory",
+    "output",
+    "scale",
+    "serve",
+    "big log",
+    "queue",
+]
 ALL_BUT_THE_CLUSTER = [word for name, _ in families() if name != "cluster" for word in ("--only", name)]
 
 

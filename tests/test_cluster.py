@@ -381,6 +381,39 @@ def test_a_run_placed_on_ray_that_parks_is_woken_by_awf_send_onto_the_cluster_ag
     assert [start["placed"]["on"] for start in starts] == ["ray", "ray"]
 
 
+def test_awf_serve_on_ray_places_queued_attempts_on_the_cluster_never_more_than_max_attempts_at_once(
+    cluster: Cluster, project: Path
+) -> None:
+    ids = [f"q{n}" for n in range(4)]
+    for run_id in ids:
+        queued = cluster.awf(project, "run", "trio.py", "--id", run_id, "--queue", "--", "0.5")
+        assert queued.returncode == 0, queued.stderr
+    serve = subprocess.Popen(
+        [*cluster.prefix(), sys.executable, "-m", "awf", "serve", "--on", "ray", "--max-attempts", "2"],
+        cwd=project,
+        env=cluster.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_until(lambda: set(statuses(cluster, project).values()) == {"completed"}, 300, "every queued run completed")
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        said = serve.communicate(timeout=60)[0]
+    assert serve.returncode == 0, said
+    spans = []
+    for run_id in ids:
+        entries = log(project, run_id)
+        starts = [e for e in entries if e["kind"] == "attempt-start"]
+        assert len(starts) == 1 and starts[0]["placed"]["on"] == "ray" and starts[0]["placed"]["node"]
+        end = next(e for e in entries if e["kind"] == "attempt-end")
+        spans.append((starts[0]["at"], end["at"]))
+    most = max(sum(1 for start, end in spans if start <= moment < end) for moment, _ in spans)
+    assert most <= 2, spans
+    assert sorted(note["run"] for note in notes(project) if note["stage"] == "one") == ids  # each stage once
+
+
 def test_the_cluster_benchmark_runs_to_its_table(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parent.parent
     done = subprocess.run(

@@ -14,6 +14,7 @@ from .harness import Harness, Session
 from .host import Host
 from .processes import Owner, ProcessBook
 from .registry import NoHarness, harness_for, routed
+from .slot_wait import slot_for
 from .spec import AgentError, AgentSpec, make_spec
 from .turn_outcome import Turn
 from .turns import check_ask, run_turn
@@ -221,7 +222,12 @@ class Agent:
         self.busy = True
         self.turns += 1
         try:
-            return await run_turn(self, self._host, ask, self.turns)
+            slot = await slot_for(self._host, self.key, self.spec.harness, self.turns)
+            try:
+                return await run_turn(self, self._host, ask, self.turns)
+            finally:
+                if slot is not None:
+                    slot.release()
         finally:
             self.busy = False
 

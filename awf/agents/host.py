@@ -4,7 +4,7 @@ protocols of the progress they report and the schemas their turns are checked ag
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -15,6 +15,8 @@ class Progress(Protocol):
     def agent_turn_started(self, stage: str | None, agent: str, harness: str, turn: int, label: str) -> None: ...
 
     def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None: ...
+
+    def agent_turn_waiting(self, stage: str | None, agent: str, why: str) -> None: ...
 
     def agent_turn_ended(
         self, stage: str | None, agent: str, outcome: str, reason: str | None, seconds: float
@@ -55,6 +57,10 @@ class Host:
     # Before agent KEY's turn N starts (and whether its harness reports cost): raises the engine's
     # stop when the run has cost more than its --max-cost.
     check_budget: Callable[[str, int, bool], None] = lambda agent, turn, reports_cost: None
+    # --max-agents: how many turns of each runtime may run at once across the run root, whose
+    # `.slots` holds the lock of each.
+    agent_limits: dict[str, int] = field(default_factory=dict)
+    run_root: Path | None = None
 
     @property
     def log(self) -> Path:

@@ -87,6 +87,14 @@ def _app_for(words: list[str]) -> typer.Typer:
 # The options every command that reads runs takes, defined once.
 LookIn = Annotated[Path | None, typer.Option("--cwd", metavar="DIR", help="Look in .awf/runs under DIR.")]
 RunRoot = Annotated[Path | None, typer.Option("--run-root", metavar="DIR", help="Look for runs here.")]
+MaxAgents = Annotated[
+    str | None,
+    typer.Option(
+        "--max-agents",
+        metavar="LIMITS",
+        help="At most this many turns of a runtime at once across the run root: claude=2,exec=1 (docs/queue.md).",
+    ),
+]
 
 
 def _version(value: bool) -> None:
@@ -198,6 +206,17 @@ def run(
     no_check: Annotated[
         bool, typer.Option("--no-check", help="Skip awf check's warnings about the workflow's stages.")
     ] = False,
+    queue: Annotated[
+        bool,
+        typer.Option(
+            "--queue", help="Put the attempt in the run root's queue, for awf serve to start (docs/queue.md)."
+        ),
+    ] = False,
+    priority: Annotated[
+        int | None,
+        typer.Option("--priority", metavar="N", help="With --queue: higher starts first (else 0)."),
+    ] = None,
+    max_agents: MaxAgents = None,
 ) -> int:
     """Start a run of a workflow, or continue one.
 
@@ -230,6 +249,9 @@ def run(
         ray_resources=ray_resources,
         wait=wait,
         check=not no_check,
+        queue=queue,
+        priority=priority,
+        max_agents=max_agents,
     )
 
 
@@ -545,14 +567,29 @@ def serve(
         str | None,
         typer.Option("--ray-resources", metavar="JSON", help="Resources each woken attempt holds, with --on ray."),
     ] = None,
+    max_attempts: Annotated[
+        int | None,
+        typer.Option(
+            "--max-attempts", metavar="N", help="At most N attempts alive at once on the run root (docs/queue.md)."
+        ),
+    ] = None,
+    max_agents: MaxAgents = None,
 ) -> int:
-    """Wake parked runs as their events and times come.
+    """Wake parked runs as events come; start queued attempts.
 
     Runs until stopped; one per run root.
     """
     from .serve_command import serve_command
 
-    return serve_command(cwd=cwd, run_root=run_root, on=on, ray_address=ray_address, ray_resources=ray_resources)
+    return serve_command(
+        cwd=cwd,
+        run_root=run_root,
+        on=on,
+        ray_address=ray_address,
+        ray_resources=ray_resources,
+        max_attempts=max_attempts,
+        max_agents=max_agents,
+    )
 
 
 @app.command()

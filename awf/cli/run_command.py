@@ -44,6 +44,9 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
     ray_resources: str | None = None,
     wait: bool = False,
     check: bool = True,
+    queue: bool = False,
+    priority: int | None = None,
+    max_agents: str | None = None,
 ) -> int:
     if end_leftovers and ignore_leftovers:
         raise Refusal("--end-leftovers and --ignore-leftovers contradict each other: give one")
@@ -63,11 +66,13 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
         share_folder=share_folder,
         end_leftovers=end_leftovers,
         ignore_leftovers=ignore_leftovers,
+        max_agents_text=max_agents,
     )
     _limit(request, timeout, max_cost)
     if values is not None and from_stage is None:
         raise Refusal("--values goes only with --from-stage: name the stage the run starts at")
     _check_placement(on, ray_address, ray_resources, wait)
+    _check_queue(queue, priority, on=on, preview=preview)
     if check:
         from .check_command import warnings_of
 
@@ -76,6 +81,8 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
         from .on_ray_command import run_on_ray
 
         return run_on_ray(request, address=ray_address, resources=ray_resources, wait=wait, json_out=json_out)
+    if queue:
+        return _queue(request, priority or 0, json_out)
     reporter = choose_view(color)
     ending = run_attempt(request, reporter)
     if isinstance(ending, Preview):
@@ -123,6 +130,33 @@ def _check_placement(on: str | None, ray_address: str | None, ray_resources: str
             if set_
         )
         raise Refusal(f"{given} go only with --on ray")
+
+
+def _check_queue(queue: bool, priority: int | None, *, on: str | None, preview: bool) -> None:
+    """Refuse --priority without --queue, and what --queue cannot go with."""
+    if not queue:
+        if priority is not None:
+            raise Refusal("--priority goes only with --queue: it orders the queue awf serve starts")
+        return
+    if on is not None:
+        raise Refusal("--queue and --on ray are two places for one attempt: give one")
+    if preview:
+        raise Refusal("--plan shows what an attempt would do and runs nothing; it goes without --queue")
+
+
+def _queue(request: RunRequest, priority: int, json_out: bool) -> int:
+    """`awf run --queue`: the run readied and its attempt queued; the run and its place printed."""
+    from ..engine.queue import enqueue
+
+    queued = enqueue(request, priority)
+    name = queued.paths.name
+    if json_out:
+        shown = {"run": name, "token": queued.token, "priority": priority, "place": queued.place, "of": queued.of}
+        output.result(json.dumps(shown, indent=2))
+    else:
+        output.result(f"queued {name}: place {queued.place} of {queued.of}")
+        output.error_line(f"awf serve --run-root {queued.paths.root} starts it; awf cancel {name} withdraws it")
+    return 0
 
 
 def _print_result(ending: AttemptEnd, json_out: bool) -> None:

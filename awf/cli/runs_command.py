@@ -50,6 +50,8 @@ def _listing(where: Where, workflow: str | None, wanted: set[str], json_out: boo
     # Newest first; runs made in one millisecond by name, never in the order the folder lists them.
     runs.sort(key=lambda run: (run.workflow, run.id))
     runs.sort(key=lambda run: run.started or "", reverse=True)
+    if any(run.status == "queued" for run in runs):
+        _places(where.root, runs)
     from ..agents.leftovers import left_by_crashes
 
     left = {
@@ -85,6 +87,16 @@ def _listing(where: Where, workflow: str | None, wanted: set[str], json_out: boo
     for unreadable in problems:
         output.error(f"a run's record cannot be read: {unreadable}")
     return Problem.UNREADABLE.code if problems else ExitCode.OK
+
+
+def _places(root: Path, runs: list[RunSummary]) -> None:
+    """Each queued run's place in the queue awf serve starts, read across the whole run root."""
+    from ..record.queue import read_queue
+
+    queue = read_queue(root)
+    for run in runs:
+        if run.status == "queued":
+            run.place = queue.place(f"{run.workflow}/{run.id}")
 
 
 def _one(paths: RunPaths, where: Where, json_out: bool) -> int:

@@ -27,7 +27,9 @@ def watch_command(*, target: str, color: bool, cwd: Path | None, run_root: Path 
     try:
         with Follower(paths.dir, paths.log) as follower:
             replay = Replay(paths, view)
-            replay.begin(follower.new_lines())
+            if not _begin(replay, follower, paths):
+                output.error(f"the queued attempt of {paths.name} was withdrawn before it started")
+                return Problem.NO_SUCH_RUN.code
             if replay.start is None:
                 output.error(f"run {paths.name} has no attempt to watch")
                 return Problem.NO_SUCH_RUN.code
@@ -61,6 +63,42 @@ def watch_command(*, target: str, color: bool, cwd: Path | None, run_root: Path 
         _stop(view)
         return 130
     return _close(view, out, out.get("exit_code") or 0)
+
+
+def _begin(replay: Any, follower: Any, paths: Any) -> bool:
+    """The replay begun at the attempt to show: the last one, or, for a run whose attempt waits in
+    the queue awf serve starts, that one once it starts (said while it waits). False when the
+    queued attempt is withdrawn before it starts."""
+    from ..record.folder import read_history
+    from ..record.queue import read_queue, waiting_of
+
+    waiting = waiting_of(read_history(paths))
+    lines = list(follower.new_lines())
+    token = waiting["token"] if waiting is not None else None
+    if token is None or _answered(lines, token):
+        replay.begin(lines)
+        return True
+    replay.remember(lines)
+    place = read_queue(paths.root).place(paths.name)
+    output.error_line(
+        f"{paths.name} waits in the queue awf serve starts (place {place}); its attempt shows here once it starts"
+    )
+    while True:
+        follower.wait()
+        lines = list(follower.new_lines())
+        if any(line.kind == "unqueued" and line.entry.get("token") == token for line in lines):
+            return False
+        if _answered(lines, token):
+            replay.begin(lines)
+            return True
+        replay.remember(lines)
+
+
+def _answered(lines: list[Any], token: str) -> bool:
+    """Whether the queued attempt of `token` started among `lines`."""
+    return any(
+        line.kind == "attempt-start" and (line.entry.get("placed") or {}).get("token") == token for line in lines
+    )
 
 
 def _go_on(paths: Any, here: Path) -> str | None:

@@ -20,7 +20,7 @@ from ..record.errors import RecordWriteError
 from ..record.folder_lock import FolderLock
 from ..record.layout import root_problem, run_root_for
 from ..record.liveness import process_start
-from . import attempt_agents, attempt_folder, attempt_outcome, budget
+from . import agent_limits, attempt_agents, attempt_folder, attempt_outcome, budget
 from . import from_stage as from_stage_rules
 from .claim import Claimed, Identity, claim_continue, claim_unstarted, create, new_identity, working_folder
 from .context import AttemptState, Context
@@ -74,6 +74,7 @@ class _Attempt:
         problem = root_problem(root, given=request.run_root is not None)
         if problem:
             raise Refusal(problem)
+        request.agent_limits = agent_limits.resolve(request.max_agents_text, root)
         values = read_values(request.values_file) if request.values_file is not None else None
         pending: Claimed | Identity  # a continue is claimed at once; a new run is made once it may start
         if request.resume:
@@ -150,6 +151,7 @@ def _run_claimed(
         observer.notice(warning)
     state = _state(workflow, claimed, observer, start)
     state.max_cost = max_cost
+    state.agent_limits = request.agent_limits
     state.costs = CostTally(run.paths.log, run.history)
     attempt_agents.attach(state, cwd=run.cwd, deadline=deadline, sandbox=run.sandbox, source=workflow.source_file)
     if workflow.events:

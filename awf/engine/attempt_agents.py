@@ -45,6 +45,8 @@ def attach(
                 sandbox=sandbox,
                 protected=_runs_outside(source),
                 check_budget=lambda agent, turn, reports: check(state, state.max_cost, agent, turn, reports),
+                agent_limits=state.agent_limits,
+                run_root=state.paths.root,
             )
         )
 

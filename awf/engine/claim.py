@@ -22,6 +22,7 @@ from . import attempt_outcome, attempt_sandbox
 from .durations import format_duration
 from .errors import Refusal
 from .loader import load_workflow
+from .placement import placed_on
 from .request import RunRequest
 from .values_file import read_values
 from .workflow import Workflow
@@ -299,10 +300,22 @@ def _continued_id(request: RunRequest, workflow: Workflow[Any]) -> str:
     return run_id
 
 
+def _refuse_unqueued(paths: RunPaths, history: folder.History) -> None:
+    """An attempt awf serve starts from its queue begins only while its `queued` line still waits:
+    not once awf cancel withdrew it, nor a second time after it began."""
+    placed = placed_on().get("placed") or {}
+    if placed.get("on") != "serve":
+        return
+    waiting = history.queued
+    if waiting is None or waiting.get("token") != placed.get("token"):
+        raise Refusal(f"the queued attempt of {paths.name} was withdrawn or has started already; nothing was started")
+
+
 def _continued_run(request: RunRequest, workflow: Workflow[Any], paths: RunPaths, cwd: Path) -> Run:
     """The run as its history has it, once the continue is found to fit it: the same arguments and
     folder, a sandbox it keeps, and an ending that leaves something to do."""
     history = folder.read_history(paths, ended_stages=False)
+    _refuse_unqueued(paths, history)
     recorded_argv = history.run["argv"]
     if request.argv is not None and request.argv != recorded_argv:
         raise Refusal(

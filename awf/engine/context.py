@@ -93,6 +93,7 @@ class AttemptState:
         # --max-cost, when the run has one; and the higher one the command that goes on gives,
         # once the run passed it.
         self.max_cost: float | None = None
+        self.agent_limits: dict[str, int] = {}  # --max-agents: turns of a runtime at once, across the run root
         self.raise_budget: float | None = None
         self.budget_blind_said = False  # the note that the budget cannot see some agents' cost, said once
         # The run's cost so far, read on from the log as it grows (set as the attempt starts).

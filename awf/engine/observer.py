@@ -35,6 +35,9 @@ class Observer(Protocol):
     def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None:
         """The agent stopped without answering and was sent the recovery prompt."""
 
+    def agent_turn_waiting(self, stage: str | None, agent: str, why: str) -> None:
+        """The agent's turn waits for a slot of its runtime (--max-agents) before it starts."""
+
     def agent_turn_ended(
         self, stage: str | None, agent: str, outcome: str, reason: str | None, seconds: float
     ) -> None: ...
@@ -77,6 +80,9 @@ class Silent:
         pass
 
     def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None:
+        pass
+
+    def agent_turn_waiting(self, stage: str | None, agent: str, why: str) -> None:
         pass
 
     def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None, seconds: float) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..record import entries, folder
 from ..record.layout import RunPaths
+from .continue_command import continue_words
 from .errors import Refusal
 from .placement import PLACED_ENV
 from .request import RunRequest
@@ -193,21 +194,7 @@ def _connect(ray: Any, address: str | None) -> None:
 
 def _attempt_command(request: RunRequest, paths: RunPaths) -> list[str]:
     """The `awf run` the node runs: a continue of the run this command made or checked."""
-    words = [*awf_command(), "run", str(Path(request.target).absolute())]
-    words += ["--id", paths.id, "--continue", "--run-root", str(paths.root)]
-    if request.from_stage:
-        words += ["--from-stage", request.from_stage]
-    if request.values_file is not None:
-        words += ["--values", str(request.values_file.absolute())]
-    if request.timeout_text:
-        words += ["--timeout", request.timeout_text]
-    if request.max_cost_text:
-        words += ["--max-cost", request.max_cost_text]
-    if request.end_leftovers:
-        words.append("--end-leftovers")
-    if request.ignore_leftovers:
-        words.append("--ignore-leftovers")
-    return words
+    return [*awf_command(), *continue_words(request, paths)]
 
 
 def _carried_env() -> dict[str, str]:

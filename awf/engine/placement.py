@@ -1,7 +1,8 @@
 """Where an attempt was placed: what a scheduler that started it tells it, for its `attempt-start` line.
 
 An attempt placed on a Ray cluster is an ordinary `awf run` process; the task that starts it
-names the node in the environment, and the attempt records it beside the host it runs on.
+names the node in the environment, and the attempt records it beside the host it runs on. An
+attempt `awf serve` starts from its queue is one too, and carries the token of its `queued` line.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ def placed_on() -> dict[str, Any]:
         placed = json.loads(given)
     except json.JSONDecodeError:
         return {}
-    if not isinstance(placed, dict) or placed.get("on") != "ray":
+    if not isinstance(placed, dict) or placed.get("on") not in ("ray", "serve"):
         return {}
+    if placed["on"] == "serve":
+        return {"placed": {"on": "serve", "token": placed.get("token")}}
     return {"placed": {"on": "ray", "node": placed.get("node"), "token": placed.get("token")}}

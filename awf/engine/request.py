@@ -30,6 +30,8 @@ class RunRequest:
     max_cost_text: str | None = None
     worktree: bool = False  # --worktree: a git worktree and a branch of the run's own
     base: str | None = None  # --base: the commit the worktree's branch is made from
+    max_agents_text: str | None = None  # --max-agents as given
+    agent_limits: dict[str, int] = field(default_factory=dict)  # turns of a runtime at once, across the run root
     share_folder: bool = False  # --share-folder: work beside other runs' attempts in one folder
     # What `awf check` finds in the workflow file: said as the attempt starts, never before a refusal.
     warnings: list[str] = field(default_factory=list)

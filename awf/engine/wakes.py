@@ -24,6 +24,7 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from ..record.locks import holding
 from ..record.waiting import GIVE_UP_AFTER, crash_loop_text
 from .attempt_events import held_back, is_ready, next_due, waiting_on
 from .on_ray import Placement
+from .placement import PLACED_ENV
 from .self_command import awf_command
 
 FIRST_BACKOFF = 1.0  # seconds; doubles with each interrupted attempt after the first
@@ -48,6 +50,7 @@ class Look:
     """What a run with events needs now: `ready` to wake, or why not, and when to look again."""
 
     # ready | busy | folder-in-use | waiting | backing-off | crash-looping | held-back | ended | no-events | moved
+    # | no-room
     state: str
     again: float | None = None  # a time to look again (a due time, the end of a back-off)
     why: str = ""
@@ -112,6 +115,8 @@ def look(paths: RunPaths, history: folder.History, *, force: bool = False, now: 
     if last.is_live():
         return Look("busy", why=f"attempt {last.number} is running (pid {last.pid})")
     if history.queued is not None:
+        if history.queued.get("on") == "serve":
+            return Look("busy", why="an attempt waits in the queue awf serve starts")
         on = history.queued.get("on", "a scheduler")
         return Look("busy", why=f"an attempt is queued on {on}, waiting for a node")
     marker = starting(paths)
@@ -164,9 +169,16 @@ def _target(history: folder.History) -> str:
     return (history.last.start.get("file") if history.last else None) or history.run.get("file") or ""
 
 
-def wake(paths: RunPaths, *, force: bool = False, placement: Placement | None = None) -> Woken | Look:
+def wake(
+    paths: RunPaths,
+    *,
+    force: bool = False,
+    placement: Placement | None = None,
+    room: Callable[[], bool] | None = None,
+) -> Woken | Look:
     """Start the run's next attempt if it may start now, at most one at a time: placed with
-    `placement` when given, else where the run's last attempt was placed, else here."""
+    `placement` when given, else where the run's last attempt was placed, else here. `room`:
+    whether another attempt may start now on the run root (awf serve --max-attempts)."""
     with holding(paths.dir / "events.lock"):
         try:
             history = folder.read_history(paths, ended_stages=False)
@@ -177,6 +189,8 @@ def wake(paths: RunPaths, *, force: bool = False, placement: Placement | None = 
         seen = look(paths, history, force=force)
         if seen.state != "ready":
             return seen
+        if room is not None and not room():
+            return Look("no-room", why="as many attempts are alive as awf serve --max-attempts allows")
         attempt = history.last.number + 1 if history.last else 1
         where = placement or placed_before(history)
         pid = _spawn_continue(paths, history, where)
@@ -253,7 +267,8 @@ def _spawn_continue(paths: RunPaths, history: folder.History, placement: Placeme
             stdout=log,
             stderr=log,
             start_new_session=True,
-            env={**os.environ, "NO_COLOR": "1"},
+            # Where the waking attempt was placed is its own: the continue is placed as `placement` says.
+            env={**{k: v for k, v in os.environ.items() if k != PLACED_ENV}, "NO_COLOR": "1"},
         )
     finally:
         os.close(log)

@@ -115,10 +115,14 @@ def attempt_end(**fields: Unpack[AttemptEndFields]) -> AttemptEndLine:
 
 
 class QueuedFields(TypedDict):
-    on: Literal["ray"]  # the scheduler
+    on: Literal["ray", "serve"]  # the scheduler: a Ray cluster, or the queue awf serve starts
     token: str  # names this placement; the attempt that answers it carries it in `placed`
     by: NotRequired[str]  # the host that placed it
     resources: NotRequired[dict[str, Any]]
+    priority: NotRequired[int]  # on serve: higher starts first; among equals, the oldest line first
+    command: NotRequired[list[str]]  # on serve: the words after `awf` that start the attempt
+    cwd: NotRequired[str]  # on serve: the folder the attempt's process starts in
+    interrupted: NotRequired[int]  # queued again by serve: its attempt that was interrupted
 
 
 class QueuedLine(_Head, QueuedFields):
@@ -373,6 +377,24 @@ def turn_start(**fields: Unpack[TurnStartFields]) -> TurnStartLine:
     return {"version": FORMAT_VERSION, "kind": "turn-start", "at": now_iso(), **fields}
 
 
+class SlotWaitFields(TypedDict):
+    attempt: int
+    agent: str
+    turn: int  # the turn that waits: it starts once it has the slot
+    harness: str  # the runtime whose slots are all held
+    limit: int  # its --max-agents
+    held_by: list[str]  # who holds them as the wait began: `fix/12 builder`
+    stage: NotRequired[str]
+
+
+class SlotWaitLine(_Head, SlotWaitFields):
+    kind: Literal["slot-wait"]
+
+
+def slot_wait(**fields: Unpack[SlotWaitFields]) -> SlotWaitLine:
+    return {"version": FORMAT_VERSION, "kind": "slot-wait", "at": now_iso(), **fields}
+
+
 class SessionFields(TypedDict):
     attempt: int
     agent: str
@@ -556,6 +578,7 @@ Entry = (
     | AgentProcessLine
     | PaneLine
     | TurnStartLine
+    | SlotWaitLine
     | SessionLine
     | TurnLine
     | UsageLine
@@ -587,6 +610,7 @@ SHAPES: dict[str, type] = {
     "agent-process": AgentProcessLine,
     "pane": PaneLine,
     "turn-start": TurnStartLine,
+    "slot-wait": SlotWaitLine,
     "session": SessionLine,
     "turn": TurnLine,
     "usage": UsageLine,
@@ -600,7 +624,7 @@ KINDS = frozenset(SHAPES)
 
 # Kinds that only report progress: a crash that loses one loses nothing a continue needs, and a
 # continue writes one for each of thousands of stages, so they are appended without an fsync.
-PROGRESS_KINDS = frozenset({"stage-start", "stage-reused", "log", "agent"})
+PROGRESS_KINDS = frozenset({"stage-start", "stage-reused", "log", "agent", "slot-wait"})
 
 
 def append(path: Path, line: Entry) -> int:

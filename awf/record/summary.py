@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from . import waiting
+from .agent_slots import waiting_text
 from .costs import TurnCosts, add_up
 from .entries import ForkedFromFields
 from .errors import RecordError
@@ -43,6 +44,8 @@ _KINDS = frozenset(
         "race",
         "queued",
         "unqueued",
+        "slot-wait",
+        "turn-start",
     )
 )
 
@@ -68,6 +71,8 @@ class RunSummary:
     waiting: list[dict[str, Any]] | None = None  # a parked run: the events and due times it waits on
     queued: int | None = None  # a run with events: the events in its inbox no wait has taken
     crash_looping: int | None = None  # interrupted attempts in a row, when wakes no longer restart it
+    place: int | None = None  # its place in the queue awf serve starts, from 1 (read across the run root)
+    slot: str | None = None  # a running attempt's turn that waits for a slot: `waiting for a claude slot (…)`
     branch: str | None = None  # the branch of the run's own worktree, with --worktree
     forked_from: ForkedFromFields | None = None  # made by awf fork: the source run and the stage
 
@@ -81,6 +86,8 @@ class RunSummary:
             "stage": self.stage,
             "waiting": self.waiting,
             "queued": self.queued,
+            "place": self.place,
+            "slot": self.slot,
             "crash_looping": self.crash_looping,
             "attempts": self.attempts,
             "started": self.started,
@@ -165,6 +172,8 @@ def summarize(paths: RunPaths) -> RunSummary | None:
             queued = None
     start = seen.parsed(seen.start)
     _read_attempt(summary, seen, start, log)
+    if summary.status == "running":
+        summary.slot = seen.slot_wait()
     if queued is not None and summary.status != "running":
         summary.status = "queued"  # an attempt placed on a scheduler waits for a node
     elif summary.status == "interrupted" and start is not None and seen.events:
@@ -219,6 +228,7 @@ class _Seen:
         self.entered: _Raw | None = None  # the last stage-start since it
         self.queued: _Raw | None = None  # the last queued line since it
         self.unqueued: _Raw | None = None  # the last unqueued line since that
+        self.slot_waits: list[_Raw] = []  # the slot-wait lines since it whose turn has not started
         self.costs = TurnCosts()
         self.any_cost = False
         self.taken: set[str] = set()  # with events: the events waits took
@@ -227,6 +237,9 @@ class _Seen:
     def add(self, offset: int, kind: str, raw: bytes) -> None:
         if kind == "attempt-start":
             self.start, self.ends, self.entered, self.queued, self.unqueued = (offset, raw), [], None, None, None
+            self.slot_waits = []
+        elif kind in ("slot-wait", "turn-start"):
+            self._slots(offset, kind, raw)
         elif kind == "attempt-end":
             self.ends.append((offset, raw))
             if self.events:
@@ -249,6 +262,30 @@ class _Seen:
 
     def parsed(self, line: _Raw | None) -> dict[str, Any] | None:
         return _entry(self.path, *line) if line is not None else None
+
+    def _slots(self, offset: int, kind: str, raw: bytes) -> None:
+        """A turn's wait for a slot, and the start that ends it; a turn-start is read only while a
+        wait is open."""
+        if kind == "slot-wait":
+            self.slot_waits.append((offset, raw))
+            return
+        started = self.parsed((offset, raw)) if self.slot_waits else None
+        if started is None:
+            return
+        turn = (started.get("agent"), started.get("turn"))
+        still = []
+        for line in self.slot_waits:
+            wait = self.parsed(line) or {}
+            if (wait.get("agent"), wait.get("turn")) != turn:
+                still.append(line)
+        self.slot_waits = still
+
+    def slot_wait(self) -> str | None:
+        """What the last turn still waiting for a slot says, if any."""
+        wait = self.parsed(self.slot_waits[-1]) if self.slot_waits else None
+        if wait is None:
+            return None
+        return waiting_text(str(wait.get("harness")), [str(who) for who in wait.get("held_by") or []])
 
 
 # A key and its value as json.dumps and jq write them: `"kind": "turn"` or `"kind":"turn"`.

@@ -89,6 +89,9 @@ class Watch(Silent):
     def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None:
         self.touch()
 
+    def agent_turn_waiting(self, stage: str | None, agent: str, why: str) -> None:
+        self.touch()
+
     def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None, seconds: float) -> None:
         for key in [key for key in self.turns if key[0] == agent]:  # one turn at a time per agent
             del self.turns[key]

@@ -84,6 +84,9 @@ class LineReporter:
     def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None:
         self._say(f"  ↻ {agent} has not answered ({why}): sent the recovery prompt")
 
+    def agent_turn_waiting(self, stage: str | None, agent: str, why: str) -> None:
+        self._say(f"  … {agent} is {why}")
+
     def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None, seconds: float) -> None:
         if outcome == "answered":
             self._say(f"  ✓ {agent} answered  {format_duration(seconds)}")

@@ -313,6 +313,9 @@ class LiveView:
     def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None:
         pass  # the agent's line stays; the record and `awf logs` tell the rest
 
+    def agent_turn_waiting(self, stage: str | None, agent: str, why: str) -> None:
+        self._print(f"  … {agent} is {why}", "yellow")
+
     def agent_turn_ended(self, stage: str | None, agent: str, outcome: str, reason: str | None, seconds: float) -> None:
         with self.lock:
             self.state.agents.pop(agent, None)

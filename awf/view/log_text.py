@@ -9,6 +9,7 @@ from typing import Any
 
 from ..engine.durations import format_duration
 from ..record import entries, file_kinds
+from ..record.agent_slots import waiting_text
 from ..record.clock import parse_iso
 from ..record.costs import money, turn_cost
 
@@ -224,6 +225,11 @@ def _turn_start(entry: entries.TurnStartLine) -> str:
     return text
 
 
+def _slot_wait(entry: entries.SlotWaitLine) -> str:
+    where = f"[{entry['stage']}] " if entry.get("stage") else ""
+    return f"{where}turn {entry['agent']}#{entry['turn']} is {waiting_text(entry['harness'], entry['held_by'])}"
+
+
 def _session(entry: entries.SessionLine) -> str:
     return f"turn {entry.get('agent')}#{entry.get('turn')} is in session {entry.get('session')}" + (
         f": session file {entry['session_file']}" if entry.get("session_file") else ""
@@ -269,6 +275,7 @@ FORMATTERS: dict[str, Callable[[Any], str]] = {  # each takes the line of its ki
     "agent-process": _agent_process,
     "pane": _pane,
     "turn-start": _turn_start,
+    "slot-wait": _slot_wait,
     "session": _session,
     "turn": _turn,
     "usage": _usage,

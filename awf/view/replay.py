@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ..record.agent_slots import waiting_text
 from ..record.clock import iso, now_iso, parse_iso
 from ..record.layout import RunPaths
 from ..record.log import Line
@@ -76,6 +77,11 @@ class Replay:
         )
         self.feed(since[1:])
 
+    def remember(self, lines: Iterable[Line]) -> None:
+        """The log before the attempt to show, which has not started yet: its records, no view."""
+        for line in lines:
+            self._remember(line.entry)
+
     def _remember(self, entry: dict[str, Any]) -> None:
         kind = entry["kind"]
         if kind == "run":
@@ -135,6 +141,10 @@ class Replay:
         else:
             self.stages.append({"stage": record["stage"], "how": "ran"})
             self.view.stage_ended(record, _seconds(record))
+
+    def _slot_wait(self, entry: Mapping[str, Any]) -> None:
+        why = waiting_text(entry["harness"], entry["held_by"])
+        self.view.agent_turn_waiting(entry.get("stage"), entry["agent"], why)
 
     def _log(self, entry: dict[str, Any]) -> None:
         self.view.logged(entry.get("stage"), entry.get("message", ""))
@@ -267,6 +277,7 @@ TOLD: dict[str, Callable[[Replay, dict[str, Any]], None]] = {
     "stage": Replay._stage,
     "log": Replay._log,
     "agent": Replay._agent,
+    "slot-wait": Replay._slot_wait,
     "turn": Replay._turn,
     "attempt-end": Replay._attempt_end,
 }

@@ -57,6 +57,10 @@ def _status(summary: RunSummary) -> str:
     text = status_text(
         summary.status, summary.waiting, summary.queued, summary.crash_looping, summary.workflow, summary.id
     )
+    if summary.place is not None:
+        text += f", place {summary.place}"
+    if summary.slot is not None:
+        text += f", {summary.slot}"
     return f"{text} · {forked_text(summary.forked_from)}" if summary.forked_from else text
 
 
