@@ -144,6 +144,14 @@ def test_a_queue_refuses_what_a_start_refuses_and_what_it_cannot_go_with(project
         assert done.code == 2, what
         assert done.stderr.startswith("awf: ") and done.stdout == "", what
     assert "already" in project.awf("run", "three.py", "--queue", "--id", "a", "--continue").stderr
+    # A continue by hand while serve's queue holds one would make two attempts nobody asked for.
+    by_hand = project.awf("run", "three.py", "--id", "a", "--continue")
+    assert (by_hand.code, by_hand.stderr) == (
+        2,
+        "awf: an attempt of three/a waits in awf serve's queue already: "
+        "withdraw it first (awf cancel three/a), or let awf serve start it\n",
+    )
+    assert [line["kind"] for line in project.log("three", "a")] == ["run", "queued"]
     done = project.awf("run", "three.py", "--id", "c", "--priority", "2")
     assert (done.code, done.stderr) == (
         2,

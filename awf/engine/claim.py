@@ -304,9 +304,15 @@ def _refuse_unqueued(paths: RunPaths, history: folder.History) -> None:
     """An attempt awf serve starts from its queue begins only while its `queued` line still waits:
     not once awf cancel withdrew it, nor a second time after it began."""
     placed = placed_on().get("placed") or {}
-    if placed.get("on") != "serve":
-        return
     waiting = history.queued
+    if placed.get("on") != "serve":
+        if waiting is not None and waiting.get("on") == "serve":
+            # Otherwise serve would start the queued attempt after this one: two attempts unasked.
+            raise Refusal(
+                f"an attempt of {paths.name} waits in awf serve's queue already: "
+                f"withdraw it first (awf cancel {paths.name}), or let awf serve start it"
+            )
+        return
     if waiting is None or waiting.get("token") != placed.get("token"):
         raise Refusal(f"the queued attempt of {paths.name} was withdrawn or has started already; nothing was started")
 
