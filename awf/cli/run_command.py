@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from ..engine.ending import AttemptEnd
 from ..engine.errors import Refusal
 from ..engine.request import RunRequest
 from ..engine.start_point import Preview
+from ..view import telemetry
 from ..view.live import choose_view
 from . import output
 
@@ -75,14 +77,22 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
         from .on_ray_command import run_on_ray
 
         return run_on_ray(request, address=ray_address, resources=ray_resources, wait=wait, json_out=json_out)
-    reporter = choose_view(color)
-    ending = run_attempt(request, reporter)
+    if preview:
+        ending = run_attempt(request, choose_view(color))
+    else:
+        # Traces and metrics when the OTEL_* variables ask; sent once the attempt has ended, whatever ended it.
+        reporter, finish = telemetry.observed(choose_view(color), os.environ)
+        try:
+            ending = run_attempt(request, reporter)
+            if isinstance(ending, AttemptEnd):
+                reporter.closing(ending)
+        finally:
+            finish()
     if isinstance(ending, Preview):
         from ..view.preview import preview_data, preview_text
 
         output.result(json.dumps(preview_data(ending), indent=2) if json_out else preview_text(ending))
         return ending.exit_code
-    reporter.closing(ending)
     if ending.error:
         output.error(ending.error)
     _print_result(ending, json_out)
