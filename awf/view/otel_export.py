@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable
 
 from opentelemetry import metrics, trace
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
@@ -100,31 +101,47 @@ class Export:
         data = self.reader.get_metrics_data() if self.reader is not None else None
         if not spans and data is None:
             return None
-        problems: list[str] = []
         timeout = _timeout()
 
-        def send_all() -> None:
-            try:
-                if spans and OTLPSpanExporter(timeout=timeout).export(spans) is not SpanExportResult.SUCCESS:
-                    problems.append(f"spans not taken by {_endpoint('traces')}")
-                if (
-                    data is not None
-                    and OTLPMetricExporter(timeout=timeout).export(data) is not MetricExportResult.SUCCESS
-                ):
-                    problems.append(f"metrics not taken by {_endpoint('metrics')}")
-            except Exception as error:  # an exporter that breaks must not break the ending
-                problems.append(f"{type(error).__name__}: {error}")
+        def send_spans() -> str | None:
+            taken = OTLPSpanExporter(timeout=timeout).export(spans) is SpanExportResult.SUCCESS
+            return None if taken else f"spans not taken by {_endpoint('traces')}"
 
-        # A daemon: a collector that never answers is left behind when awf exits, never waited for.
-        sender = threading.Thread(target=send_all, name="awf-otlp", daemon=True)
+        def send_metrics() -> str | None:
+            assert data is not None
+            taken = OTLPMetricExporter(timeout=timeout).export(data) is MetricExportResult.SUCCESS
+            return None if taken else f"metrics not taken by {_endpoint('metrics')}"
+
+        problems, answered = _within_bound(
+            [send for send, wanted in ((send_spans, spans), (send_metrics, data)) if wanted]
+        )
+        why = f" ({self.said.last})" if self.said.last else ""
+        if not answered:
+            return f"the collector at {_endpoint('traces')} did not answer within {BOUND:g} s{why}"
+        return "; ".join(problems) + why if problems else None
+
+
+def _within_bound(sends: list[Callable[[], str | None]]) -> tuple[list[str], bool]:
+    """Run each send side by side, each on a daemon thread, for at most BOUND seconds: what went
+    wrong, and whether all of them finished. A collector that never answers is left behind when awf
+    exits, never waited for past the bound."""
+    problems: list[str] = []
+
+    def guarded(send: Callable[[], str | None]) -> None:
+        try:
+            problem = send()
+        except Exception as error:  # an exporter that breaks must not break the ending
+            problem = f"{type(error).__name__}: {error}"
+        if problem is not None:
+            problems.append(problem)
+
+    senders = [threading.Thread(target=guarded, args=(send,), name="awf-otlp", daemon=True) for send in sends]
+    deadline = time.monotonic() + BOUND
+    for sender in senders:
         sender.start()
-        sender.join(BOUND)
-        if sender.is_alive():
-            return f"the collector at {_endpoint('traces')} did not answer within {BOUND:g} s"
-        if problems:
-            why = f" ({self.said.last})" if self.said.last else ""
-            return "; ".join(problems) + why
-        return None
+    for sender in senders:
+        sender.join(max(0.0, deadline - time.monotonic()))
+    return problems, not any(sender.is_alive() for sender in senders)
 
 
 def _timeout() -> float:
@@ -156,4 +173,4 @@ def traceparent(span: trace.Span) -> str:
     return f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"
 
 
-__all__: Sequence[str] = ("BOUND", "Export", "span_context", "traceparent")
+__all__ = ("BOUND", "Export", "span_context", "traceparent")
