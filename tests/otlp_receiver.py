@@ -2,7 +2,8 @@
 
 `with Receiver() as receiver:` listens on 127.0.0.1 (`receiver.url` is the endpoint to give
 OTEL_EXPORTER_OTLP_ENDPOINT); `receiver.spans` and `receiver.points` are what awf exported, as plain
-values. `Receiver(status=400)` refuses every request, as a collector that will not take them does.
+values. `Receiver(status=400)` refuses every request, as a collector that will not take them does;
+`Receiver(silent=True)` takes each connection and never answers.
 """
 
 from __future__ import annotations
@@ -52,10 +53,12 @@ class Span:
 @dataclass
 class Receiver:
     status: int = 200
+    silent: bool = False
     spans: list[Span] = field(default_factory=list)
     points: list[tuple[str, dict[str, Any], float]] = field(default_factory=list)  # (metric, attributes, value)
     requests: list[str] = field(default_factory=list)  # the paths posted to
     _server: ThreadingHTTPServer | None = None
+    _closing: threading.Event = field(default_factory=threading.Event)
 
     def __enter__(self) -> Receiver:
         receiver = self
@@ -64,6 +67,9 @@ class Receiver:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 receiver.requests.append(self.path)
+                if receiver.silent:
+                    receiver._closing.wait(60)
+                    return
                 if receiver.status != 200:
                     self.send_response(receiver.status)
                     self.send_header("Content-Length", "0")
@@ -89,6 +95,7 @@ class Receiver:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._closing.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()

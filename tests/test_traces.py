@@ -207,6 +207,21 @@ def test_a_collector_that_is_down_costs_under_two_seconds_and_one_warning(projec
     assert took - (time.monotonic() - began) < 2.0
 
 
+def test_a_collector_that_never_answers_is_waited_for_two_seconds_at_most(project: Project) -> None:
+    quiet = awf_run(project, {}, "--id", "h0")
+    assert quiet.returncode == 0, quiet.stderr
+    with Receiver(silent=True) as receiver:
+        began = time.monotonic()
+        ended = awf_run(project, receiver.env(), "--id", "h1")
+        took = time.monotonic() - began
+    assert ended.returncode == 0, ended.stderr
+    [warning] = awf_lines(ended.stderr)
+    assert f"the collector at {receiver.url}/v1/traces did not answer within 2 s" in warning
+    began = time.monotonic()
+    awf_run(project, {}, "--id", "h2")
+    assert took >= 2.0 and took - (time.monotonic() - began) < 3.0  # the bound, and the import beside it
+
+
 def test_a_collector_that_refuses_is_one_warning_and_the_run_completes(project: Project) -> None:
     with Receiver(status=400) as receiver:
         ended = awf_run(project, receiver.env(), "--id", "r1")

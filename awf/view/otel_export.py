@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 from opentelemetry import metrics, trace
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
@@ -101,7 +103,11 @@ class Export:
         data = self.reader.get_metrics_data() if self.reader is not None else None
         if not spans and data is None:
             return None
-        timeout = _timeout()
+        deadline = time.monotonic() + BOUND  # the check below and the sends, all within it
+        refused = _refused(_endpoint("traces" if spans else "metrics"))
+        if refused is not None:
+            return refused  # a collector that is down: said at once, not after the exporter's retries
+        timeout = max(0.1, min(_timeout(), deadline - time.monotonic()))
 
         def send_spans() -> str | None:
             taken = OTLPSpanExporter(timeout=timeout).export(spans) is SpanExportResult.SUCCESS
@@ -112,17 +118,16 @@ class Export:
             taken = OTLPMetricExporter(timeout=timeout).export(data) is MetricExportResult.SUCCESS
             return None if taken else f"metrics not taken by {_endpoint('metrics')}"
 
-        problems, answered = _within_bound(
-            [send for send, wanted in ((send_spans, spans), (send_metrics, data)) if wanted]
-        )
+        sends = [send for send, wanted in ((send_spans, bool(spans)), (send_metrics, data is not None)) if wanted]
+        problems, answered = _within_bound(sends, deadline)
         why = f" ({self.said.last})" if self.said.last else ""
         if not answered:
             return f"the collector at {_endpoint('traces')} did not answer within {BOUND:g} s{why}"
         return "; ".join(problems) + why if problems else None
 
 
-def _within_bound(sends: list[Callable[[], str | None]]) -> tuple[list[str], bool]:
-    """Run each send side by side, each on a daemon thread, for at most BOUND seconds: what went
+def _within_bound(sends: list[Callable[[], str | None]], deadline: float) -> tuple[list[str], bool]:
+    """Run each send side by side, each on a daemon thread, until `deadline` at most: what went
     wrong, and whether all of them finished. A collector that never answers is left behind when awf
     exits, never waited for past the bound."""
     problems: list[str] = []
@@ -136,12 +141,22 @@ def _within_bound(sends: list[Callable[[], str | None]]) -> tuple[list[str], boo
             problems.append(problem)
 
     senders = [threading.Thread(target=guarded, args=(send,), name="awf-otlp", daemon=True) for send in sends]
-    deadline = time.monotonic() + BOUND
     for sender in senders:
         sender.start()
     for sender in senders:
         sender.join(max(0.0, deadline - time.monotonic()))
     return problems, not any(sender.is_alive() for sender in senders)
+
+
+def _refused(endpoint: str) -> str | None:
+    """Why nothing can be sent to `endpoint` when nothing listens there; None when something does."""
+    found = urlsplit(endpoint)
+    port = found.port or (443 if found.scheme == "https" else 80)
+    try:
+        with socket.create_connection((found.hostname or "localhost", port), timeout=BOUND / 2):
+            return None
+    except OSError as error:
+        return f"nothing answers at {found.hostname}:{port} ({error.strerror or error})"
 
 
 def _timeout() -> float:
