@@ -219,7 +219,9 @@ def test_a_collector_that_never_answers_is_waited_for_two_seconds_at_most(projec
     assert f"the collector at {receiver.url}/v1/traces did not answer within 2 s" in warning
     began = time.monotonic()
     awf_run(project, {}, "--id", "h2")
-    assert took >= 2.0 and took - (time.monotonic() - began) < 3.0  # the bound, and the import beside it
+    baseline = time.monotonic() - began
+    # The bound, and the import of OpenTelemetry beside it (a loaded machine slows both runs).
+    assert took >= 2.0 and took - baseline < 3.5, (took, baseline)
 
 
 def test_a_collector_that_refuses_is_one_warning_and_the_run_completes(project: Project) -> None:
