@@ -74,24 +74,28 @@ class Export:
     """The tracer and meter of one attempt, and the send at its end."""
 
     def __init__(self, *, traces: bool, metrics_too: bool) -> None:
-        self.said = _Said()
+        self.said: _Said = _Said()
         sdk_log = logging.getLogger("opentelemetry")
         sdk_log.addHandler(self.said)
         sdk_log.propagate = False
         resource = Resource.create({"service.version": __version__})
         if str(resource.attributes.get(SERVICE_NAME, "unknown_service")).startswith("unknown_service"):
             resource = resource.merge(Resource({SERVICE_NAME: "awf"}))  # no OTEL_SERVICE_NAME given
-        self.ids = RunIds()
-        self.kept = _Kept()
+        self.ids: RunIds = RunIds()
+        self.kept: _Kept = _Kept()
         self.traces = traces
         # Not at exit: the attempt sends what it has once, bounded, and an exit never waits on it.
-        self.tracer_provider = TracerProvider(resource=resource, id_generator=self.ids, shutdown_on_exit=False)
+        self.tracer_provider: TracerProvider = TracerProvider(
+            resource=resource, id_generator=self.ids, shutdown_on_exit=False
+        )
         self.tracer_provider.add_span_processor(self.kept)
-        self.tracer = self.tracer_provider.get_tracer("awf", __version__)
+        self.tracer: trace.Tracer = self.tracer_provider.get_tracer("awf", __version__)
         self.reader: InMemoryMetricReader | None = None
         if metrics_too:
             self.reader = InMemoryMetricReader()
-            self.meter_provider = MeterProvider(resource=resource, metric_readers=[self.reader], shutdown_on_exit=False)
+            self.meter_provider: MeterProvider = MeterProvider(
+                resource=resource, metric_readers=[self.reader], shutdown_on_exit=False
+            )
             self.meter: metrics.Meter = self.meter_provider.get_meter("awf", __version__)
         else:
             self.meter = metrics.NoOpMeter("awf")

@@ -20,6 +20,7 @@ from typing import Any, cast
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from opentelemetry.metrics import Counter, Histogram
 from opentelemetry.trace import Link, Span, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
@@ -39,22 +40,26 @@ class Traced:
 
     def __init__(self, view: Any, *, traces: bool, metrics: bool) -> None:
         self.view = view
-        self.export = Export(traces=traces, metrics_too=metrics)
-        self.tracer = self.export.tracer
+        self.export: Export = Export(traces=traces, metrics_too=metrics)
+        self.tracer: trace.Tracer = self.export.tracer
         meter = self.export.meter
-        self.attempts = meter.create_counter("awf.attempts", unit="{attempt}", description="Attempts, by ending")
-        self.turns = meter.create_counter("awf.turns", unit="{turn}", description="Agent turns, by outcome")
-        self.tokens = meter.create_counter("awf.tokens", unit="{token}", description="Tokens agents used")
-        self.cost = meter.create_counter("awf.cost", unit="USD", description="What agents' turns cost")
-        self.stage_seconds = meter.create_histogram("awf.stage.duration", unit="s", description="Stage durations")
+        self.attempts: Counter = meter.create_counter(
+            "awf.attempts", unit="{attempt}", description="Attempts, by ending"
+        )
+        self.turns: Counter = meter.create_counter("awf.turns", unit="{turn}", description="Agent turns, by outcome")
+        self.tokens: Counter = meter.create_counter("awf.tokens", unit="{token}", description="Tokens agents used")
+        self.cost: Counter = meter.create_counter("awf.cost", unit="USD", description="What agents' turns cost")
+        self.stage_seconds: Histogram = meter.create_histogram(
+            "awf.stage.duration", unit="s", description="Stage durations"
+        )
         self.attempt: Span | None = None
         self.stages: dict[str, Span] = {}
         self.turn_spans: dict[tuple[str | None, str], Span] = {}
         self.labels: dict[str, str] = {}  # workflow, run id: on every metric
         self.start_point: str | None = None
         self.log: Path | None = None
-        self.offset = 0
-        self.ended = False
+        self.offset: int = 0
+        self.ended: bool = False
         self.problems: list[str] = []  # said once, after the attempt's ending
 
     # --- the Observer: each call to the view first, then its span --------------------------------
