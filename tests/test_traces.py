@@ -178,6 +178,27 @@ def test_ctrl_c_in_the_middle_of_a_stage_still_exports_the_attempt_with_its_stat
     assert build.parent == attempt.span_id and build.status == 2
 
 
+def test_ctrl_c_again_while_the_spans_go_out_leaves_the_attempts_ending_and_one_warning(project: Project) -> None:
+    mark = project.path / "in-build"
+    project.write("traced.py", WORKFLOW)
+    with Receiver(silent=True) as receiver:
+        process = project.start(
+            "run", str(project.path / "traced.py"), "--id", "c2", env={**receiver.env(), "WAIT_IN_BUILD": str(mark)}
+        )
+        project.wait_for(mark, timeout=60)
+        send(process, signal.SIGINT)
+        deadline = time.monotonic() + 30
+        while not receiver.requests and time.monotonic() < deadline:
+            time.sleep(0.02)
+        send(process, signal.SIGINT)  # while the send waits on a collector that never answers
+        ended = finish(process, timeout=30)
+    assert ended.code == 130, ended.stderr
+    assert awf_lines(ended.stderr) == [
+        "awf: traces and metrics not sent: interrupted while sending; the run is not affected"
+    ]
+    assert project.log("traced", "c2")[-1]["kind"] == "attempt-end"
+
+
 def test_the_attempts_timeout_still_exports_the_attempt_as_timed_out(project: Project) -> None:
     with Receiver() as receiver:
         ended = awf_run(project, receiver.env(), "--id", "o1", "--timeout", "3s", WAIT_IN_BUILD=str(project.path / "m"))

@@ -87,7 +87,10 @@ def observed(view: Any, environ: Mapping[str, str]) -> tuple[Any, Callable[[], N
     traced = Traced(view, traces=wants.traces, metrics=wants.metrics)
 
     def finish() -> None:
-        problem = traced.finish()
+        try:
+            problem = traced.finish()
+        except KeyboardInterrupt:  # Ctrl-C again while the spans go: the attempt has ended already
+            problem = "traces and metrics not sent: interrupted while sending"
         if problem is not None:
             warn(f"{problem}; the run is not affected")
 
