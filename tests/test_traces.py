@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from conftest import Project, finish, send
-from otlp_receiver import Receiver
+from otlp_receiver import Receiver, Span
 
 WORKFLOW = """
 import asyncio
@@ -306,3 +308,76 @@ def test_trace_ids_are_recorded_even_when_nothing_is_exported(project: Project) 
     assert ended.returncode == 0, ended.stderr
     line = run_line(project, "n1")
     assert isinstance(line["trace_id"], str) and len(line["trace_id"]) == 32 and "trace_parent" not in line
+
+
+FIX = r"""import os
+import sys
+
+import awf
+
+AGENT = "import subprocess; subprocess.run(['awf', 'answer', '{\"branch\": \"fix/212\"}'], check=True)"
+
+
+@awf.workflow(name="fix", description="Plan with an agent, then build.")
+async def fix(wf):
+    async def plan():
+        runtime = {"harness": "exec", "command": [sys.executable, "-c", AGENT]}
+        planner = await wf.agents.open(key="planner", runtime=runtime)
+        turn = await planner.run(prompt="Plan a fix for #212.", schema={"type": "object"})
+        if not turn.outcome.answered:
+            wf.stop(f"no plan: {turn.outcome.reason}")
+        return turn.outcome.value
+
+    branch = (await wf.stage("plan", plan, result={"type": "object"}))["branch"]
+
+    async def build():
+        if os.environ.get("NOT_YET"):
+            wf.stop("the build machine is down")
+        return {"commit": "4be1c7e", "branch": branch}
+
+    return await wf.stage("build", build, result={"type": "object"})
+"""
+
+
+def span_tree(receiver: Receiver) -> list[str]:
+    """The spans as docs/traces.md shows them: each under its parent, its attributes and events
+    beneath it (host and pid left out, as they differ from machine to machine)."""
+    known = {span.span_id for span in receiver.spans}
+    children: dict[str, list[Span]] = {}
+    for span in receiver.spans:
+        children.setdefault(span.parent, []).append(span)
+    lines = [f"trace {receiver.spans[0].trace_id}"]
+
+    def show(span: Span, depth: int) -> None:
+        status = {0: "", 1: " OK", 2: f" ERROR {span.message!r}"}[span.status]
+        indent = "  " * depth
+        lines.append(f"{indent}{span.name}  (… ms){status}")
+        for key, value in span.attributes.items():
+            if key not in ("host.name", "process.pid"):
+                lines.append(f"{indent}    {key} = {value!r}")
+        for name, attributes in span.events:
+            lines.append(f"{indent}    event {name} {attributes}")
+        for child in sorted(children.get(span.span_id, []), key=lambda one: one.start):
+            show(child, depth + 1)
+
+    for root in sorted((s for s in receiver.spans if s.parent not in known), key=lambda one: one.start):
+        if root.parent:
+            lines.append(f"(parent {root.parent}: the caller's span)")
+        show(root, 0)
+    return lines
+
+
+def test_the_span_tree_in_the_docs_is_what_a_real_run_exports(project: Project) -> None:
+    project.write("fix.py", FIX)
+    caller = {"TRACEPARENT": CALLER}
+    with Receiver() as receiver:
+        run = ["awf", "run", "fix.py", "--id", "212"]
+        env = {**project.env, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_SERVICE_NAME": "awf"}
+        stopped = subprocess.run(run, cwd=project.path, env={**env, **caller, "NOT_YET": "1"}, capture_output=True)
+        assert stopped.returncode == 3, stopped.stderr
+        went_on = subprocess.run([*run, "--continue"], cwd=project.path, env=env, capture_output=True)
+        assert went_on.returncode == 0, went_on.stderr
+    page = (Path(__file__).resolve().parent.parent / "docs" / "traces.md").read_text()
+    shown = page.split("```\ntrace ", 1)[1].split("```", 1)[0]
+    documented = [re.sub(r"\(\d+ ms\)", "(… ms)", line) for line in ("trace " + shown).splitlines()]
+    assert span_tree(receiver) == documented
