@@ -381,3 +381,39 @@ def test_the_span_tree_in_the_docs_is_what_a_real_run_exports(project: Project) 
     shown = page.split("```\ntrace ", 1)[1].split("```", 1)[0]
     documented = [re.sub(r"\(\d+ ms\)", "(… ms)", line) for line in ("trace " + shown).splitlines()]
     assert span_tree(receiver) == documented
+
+
+WAITS = """
+import awf
+
+
+@awf.workflow(name="waits", description="Waits for CI, then is done.", events={"ci": None})
+async def waits(wf):
+    async def check():
+        ci = await wf.events.receive("ci")
+        return {"passed": ci.value["passed"]}
+
+    return await wf.stage("check", check, result={"type": "object"})
+"""
+
+
+def test_a_wait_answered_after_a_park_is_a_span_from_the_park_to_the_event_taken(project: Project) -> None:
+    project.write("waits.py", WAITS)
+    with Receiver() as receiver:
+        env = receiver.env()
+        parked = project.awf("run", "waits.py", "--id", "w1", env=env)
+        assert parked.code == 0, parked.stderr
+        sent = project.awf("send", "waits/w1", "ci", "--data", '{"passed": true}', "--event-id", "ci-1", "--no-wake")
+        assert sent.code == 0, sent.stderr
+        woke = project.awf("wake", env=env)
+        assert woke.code == 0, woke.stderr
+        receiver.wait_for("awf.attempt", 2)
+    first, second = receiver.named("awf.attempt")
+    assert first.attributes["awf.attempt.ending"] == "parked" and first.status == 1
+    assert [name for name, _ in first.events] == ["awf.wait.parked"]
+    [wait] = receiver.named("awf.wait")
+    [check] = [span for span in receiver.named("awf.stage") if span.parent == second.span_id]
+    assert wait.parent == check.span_id and wait.trace_id == first.trace_id
+    assert wait.attributes["awf.wait"] == "check/receive:ci#1" and wait.attributes["awf.wait.parked"] is True
+    assert wait.attributes["awf.event.name"] == "ci" and wait.attributes["awf.event.id"] == "ci-1"
+    assert first.start <= wait.start <= first.end < wait.end  # from the park to the event taken

@@ -25,6 +25,7 @@ from opentelemetry.trace import Link, Span, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
 from ..record import entries, trace_ids
+from ..record.clock import parse_iso
 from ..record.log import kind_of, raw_lines
 from .otel_export import Export, span_context, traceparent
 
@@ -32,7 +33,7 @@ from .otel_export import Export, span_context, traceparent
 PROVIDERS = {"claude": "anthropic", "codex": "openai", "gemini": "gcp.gemini"}
 # Endings that are not the attempt's error: completed, and parked to wait for an event.
 _FINE = ("completed", "parked")
-_READ = frozenset({"run", "attempt-start", "turn", "usage"})
+_READ = frozenset({"run", "attempt-start", "attempt-end", "turn", "usage", "take", "race"})
 
 
 class Traced:
@@ -61,6 +62,7 @@ class Traced:
         self.offset: int = 0
         self.ended: bool = False
         self.problems: list[str] = []  # said once, after the attempt's ending
+        self.parked: dict[str, str] = {}  # each wait an earlier attempt parked on, and when it parked
 
     # --- the Observer: each call to the view first, then its span --------------------------------
 
@@ -98,6 +100,9 @@ class Traced:
         for line in lines:
             if line["kind"] == "attempt-start" and line["attempt"] == attempt:
                 self.start_point = line.get("flags", {}).get("from_stage") or None
+            if line["kind"] == "attempt-end" and line["outcome"] == "parked":
+                for wait in line.get("waits", []):
+                    self.parked.setdefault(str(wait.get("wait")), line["at"])
         self._usage([line for line in lines if line["kind"] == "usage" and line.get("by_attempt") == attempt])
 
     def notice(self, text: str) -> None:
@@ -124,6 +129,7 @@ class Traced:
 
     def stage_ended(self, record: Mapping[str, Any], seconds: float) -> None:
         self.view.stage_ended(record, seconds)
+        self._waits(self._new_lines())
         name, outcome = str(record.get("stage")), str(record.get("outcome"))
         self.stage_seconds.record(seconds, {**self.labels, "awf.stage.name": name, "awf.stage.outcome": outcome})
         span = self.stages.pop(name, None)
@@ -186,6 +192,7 @@ class Traced:
         span = self.turn_spans.pop((stage, agent), None)
         lines = self._new_lines()
         self._usage([line for line in lines if line["kind"] == "usage"])
+        self._waits(lines)
         turns = [line for line in lines if line["kind"] == "turn" and line["agent"] == agent]
         line = turns[-1] if turns else entries.turn(attempt=0, agent=agent, turn=0, outcome=outcome)
         harness = str(line.get("harness") or "")
@@ -215,7 +222,12 @@ class Traced:
     def closing(self, ending: Any) -> None:
         """The attempt's ending, as the view shows it: the attempt span's status and end."""
         self.view.closing(ending)
-        self._usage([line for line in self._new_lines() if line["kind"] == "usage"])
+        lines = self._new_lines()
+        self._usage([line for line in lines if line["kind"] == "usage"])
+        self._waits(lines)
+        for wait in getattr(ending, "waits", None) or []:  # parked: the waits the next attempt answers
+            if self.attempt is not None:
+                self.attempt.add_event("awf.wait.parked", {"awf.wait": str(wait.get("wait"))})
         self._end(str(ending.outcome), int(ending.exit_code), ending.stage, ending.reason)
 
     def finish(self) -> str | None:
@@ -277,6 +289,28 @@ class Traced:
             self.problems.append(f"{self.log} could not be read ({error}); spans miss what it holds")
         return found
 
+    def _waits(self, lines: list[entries.Entry]) -> None:
+        """A span for each wait answered in this attempt (an event taken, a race won), from when an
+        earlier attempt parked on it, or from the moment it was answered when no attempt had to."""
+        for line in lines:
+            if line["kind"] not in ("take", "race"):
+                continue
+            parked = self.parked.get(line["wait"])
+            ended = _nanoseconds(line["at"])
+            began = _nanoseconds(parked) if parked else ended
+            attributes: dict[str, AttributeValue] = {"awf.wait": line["wait"], "awf.wait.parked": parked is not None}
+            if line["kind"] == "take":
+                attributes.update({"awf.event.name": line["name"], "awf.event.id": line["event"]})
+            else:
+                attributes["awf.wait.winner"] = line["winner"]
+                if line.get("event"):
+                    attributes["awf.event.id"] = str(line.get("event"))
+            stage = line.get("stage")
+            span = self.tracer.start_span(
+                "awf.wait", context=self._under(stage), attributes=attributes, start_time=min(began, ended)
+            )
+            span.end(ended)
+
     def _usage(self, lines: list[entries.Entry]) -> None:
         """Usage read from an earlier attempt's sessions: an event on the attempt span, marked recovered."""
         for line in lines:
@@ -302,3 +336,8 @@ class Traced:
             elif line.get("unknown"):
                 attributes["awf.usage.unknown"] = str(line.get("unknown"))
             self.attempt.add_event("awf.usage", attributes)
+
+
+def _nanoseconds(at: str) -> int:
+    """An ISO 8601 time of the record as OpenTelemetry's nanoseconds since the epoch."""
+    return int(parse_iso(at) * 1_000_000_000)
