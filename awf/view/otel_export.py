@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from urllib.parse import urlsplit
+from urllib.request import getproxies, proxy_bypass
 
 from opentelemetry import metrics, trace
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
@@ -156,6 +157,8 @@ def _refused(endpoint: str) -> str | None:
     """Why nothing can be sent to `endpoint` when nothing listens there; None when something does."""
     found = urlsplit(endpoint)
     port = found.port or (443 if found.scheme == "https" else 80)
+    if getproxies().get(found.scheme) and not proxy_bypass(found.hostname or ""):
+        return None  # reached through a proxy: only the send can tell
     try:
         with socket.create_connection((found.hostname or "localhost", port), timeout=BOUND / 2):
             return None
