@@ -12,6 +12,7 @@ from otlp_receiver import Receiver
 from test_cost import CLAUDE, VALUE, Costed, cut_short
 
 pytestmark = pytest.mark.harnesses
+pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed: pip install -e '.[test,otel]'")
 
 
 def test_a_turn_span_carries_the_models_tokens_and_cost(project: Project, model: FakeModel) -> None:
