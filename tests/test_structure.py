@@ -127,6 +127,7 @@ LOG_READERS = {
     "awf.engine.cost_tally",
     "awf.engine.attempt_agents",
     "awf.view.follow",
+    "awf.view.traces",  # the lines an attempt appends, read on as it goes for its spans
 }
 
 

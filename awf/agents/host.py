@@ -3,7 +3,7 @@ protocols of the progress they report and the schemas their turns are checked ag
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -12,7 +12,11 @@ from typing import Any, Protocol
 class Progress(Protocol):
     """What the agents tell whoever shows the attempt's progress (the engine's Observer)."""
 
-    def agent_turn_started(self, stage: str | None, agent: str, harness: str, turn: int, label: str) -> None: ...
+    def agent_turn_started(
+        self, stage: str | None, agent: str, harness: str, turn: int, label: str
+    ) -> Mapping[str, str] | None:
+        """The turn starts; what it returns is added to the environment of the agent's processes
+        (a tracer's TRACEPARENT, so a CLI that exports its own spans nests them under the turn)."""
 
     def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None: ...
 

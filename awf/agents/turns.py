@@ -73,7 +73,9 @@ async def run_turn(agent: TurnAgent, host: Host, ask: Ask, number: int) -> Turn[
     """Turn `number` of `agent`, carried to its outcome and written to run.jsonl."""
     stage = host.stage()
     talk = _Conversation(agent, host, ask, number, stage)
-    host.progress.agent_turn_started(stage, agent.key, agent.spec.harness, number, talk.shown)
+    added = host.progress.agent_turn_started(stage, agent.key, agent.spec.harness, number, talk.shown)
+    if added:
+        talk.env.update(added)
     fields: dict[str, Any] = {"attempt": host.attempt, "agent": agent.key, "turn": number}
     if stage is not None:
         fields["stage"] = stage

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from ..engine.errors import Refusal
 from ..engine.request import RunRequest
 from ..engine.start_point import Preview
 from ..record.files import json_lines_text
+from ..view import telemetry
 from ..view.live import choose_view
 from . import output
 
@@ -83,14 +85,22 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
         return run_on_ray(request, address=ray_address, resources=ray_resources, wait=wait, json_out=json_out)
     if queue:
         return _queue(request, priority or 0, json_out)
-    reporter = choose_view(color)
-    ending = run_attempt(request, reporter)
+    if preview:
+        ending = run_attempt(request, choose_view(color))
+    else:
+        # Traces and metrics when the OTEL_* variables ask; sent once the attempt has ended, whatever ended it.
+        reporter, finish = telemetry.observed(choose_view(color), os.environ)
+        try:
+            ending = run_attempt(request, reporter)
+            if isinstance(ending, AttemptEnd):
+                reporter.closing(ending)
+        finally:
+            finish()
     if isinstance(ending, Preview):
         from ..view.preview import preview_data, preview_text
 
         output.result(json.dumps(preview_data(ending), indent=2) if json_out else preview_text(ending))
         return ending.exit_code
-    reporter.closing(ending)
     if ending.error:
         output.error(ending.error)
     _print_result(ending, json_out)

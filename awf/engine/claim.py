@@ -12,8 +12,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..record import entries, folder, layout
-from ..record.clock import age
+from ..record import entries, folder, layout, trace_ids
+from ..record.clock import age, now_iso
 from ..record.errors import RecordError, RecordWriteError
 from ..record.inbox import read_events
 from ..record.layout import RunPaths, WorkingFolder, run_root_for
@@ -197,6 +197,11 @@ def _run_fields(request: RunRequest, workflow: Workflow[Any], run: Run) -> entri
         fields["events"] = attempt_events.declared(workflow)
     if request.args is not None:
         fields["args"] = dict(request.args)  # given whole by a caller in Python; prepare was not called
+    # Recorded whether or not this attempt exports spans: a later one that does joins the same trace.
+    trace = trace_ids.new_run_trace(workflow.name, run.paths.id, now_iso(), os.environ)
+    fields["trace_id"] = trace["trace_id"]
+    if "trace_parent" in trace:
+        fields["trace_parent"] = trace["trace_parent"]
     return fields
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from ..record import entries, file_kinds, folder
+from ..record import entries, file_kinds, folder, trace_ids
+from ..record.clock import now_iso
 from ..record.errors import RecordError
 from ..record.layout import RunPaths
 from ..record.names import id_problem, stage_name_problem
@@ -121,6 +122,7 @@ def _run_fields(
         if key in run_line:
             fields[key] = run_line[key]  # type: ignore[literal-required]
     fields["forked_from"] = {"run": source.name, "stage": from_stage}
+    fields["trace_id"] = trace_ids.derived_trace_id(paths.workflow, paths.id, now_iso())  # a trace of its own
     recorded = run_line.get("worktree")
     if not isinstance(recorded, dict):
         return fields, None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -30,7 +31,10 @@ class Observer(Protocol):
 
     def branch_ended(self, label: str, branch: str, outcome: str, reason: str | None, seconds: float) -> None: ...
 
-    def agent_turn_started(self, stage: str | None, agent: str, harness: str, turn: int, label: str) -> None: ...
+    def agent_turn_started(
+        self, stage: str | None, agent: str, harness: str, turn: int, label: str
+    ) -> Mapping[str, str] | None:
+        """A turn starts; what it returns is added to the environment of the agent's processes."""
 
     def agent_turn_nudged(self, stage: str | None, agent: str, why: str) -> None:
         """The agent stopped without answering and was sent the recovery prompt."""

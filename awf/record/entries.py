@@ -60,6 +60,8 @@ class RunFields(TypedDict):
     args: NotRequired[dict[str, Any]]  # given whole by a caller in Python, who did not call prepare
     events: NotRequired[dict[str, Any]]  # the events the workflow declares, with their schemas
     forked_from: NotRequired[ForkedFromFields]  # made by awf fork of another run
+    trace_id: NotRequired[str]  # the OpenTelemetry trace of every attempt (record/trace_ids.py)
+    trace_parent: NotRequired[str]  # the TRACEPARENT it was made under: its first attempt's parent
 
 
 class RunLine(_Head, RunFields):
