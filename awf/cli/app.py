@@ -121,6 +121,14 @@ def run(
         str | None,
         typer.Option("--from-stage", metavar="STAGE", help="Redo from this stage, or start a new run at it."),
     ] = None,
+    to_stage: Annotated[
+        str | None,
+        typer.Option("--to-stage", metavar="STAGE", help="End the attempt, stopped, once this stage has succeeded."),
+    ] = None,
+    only_stage: Annotated[
+        str | None,
+        typer.Option("--only-stage", metavar="STAGE", help="Run this one stage: --from-stage STAGE --to-stage STAGE."),
+    ] = None,
     values: Annotated[
         Path | None, typer.Option("--values", metavar="FILE", help="Stage values by name, for --from-stage.")
     ] = None,
@@ -210,6 +218,8 @@ def run(
         run_id=run_id,
         resume=resume,
         from_stage=from_stage,
+        to_stage=to_stage,
+        only_stage=only_stage,
         values=values,
         timeout=timeout,
         max_cost=max_cost,

@@ -43,9 +43,15 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
     ray_resources: str | None = None,
     wait: bool = False,
     check: bool = True,
+    to_stage: str | None = None,
+    only_stage: str | None = None,
 ) -> int:
     if end_leftovers and ignore_leftovers:
         raise Refusal("--end-leftovers and --ignore-leftovers contradict each other: give one")
+    if only_stage is not None:
+        if from_stage is not None or to_stage is not None:
+            raise Refusal("--only-stage is --from-stage STAGE --to-stage STAGE: give it alone, or those two")
+        from_stage = to_stage = only_stage
     request = RunRequest(
         target=file,
         run_id=run_id,
@@ -54,6 +60,7 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
         run_root=run_root,
         argv=argv,
         from_stage=from_stage,
+        to_stage=to_stage,
         values_file=values,
         preview=preview,
         sandbox=sandbox,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import io
 import re
+import sys
 import tokenize
 from dataclasses import dataclass
 
@@ -756,3 +757,41 @@ class _Workflow:
             and (again is None or (node.lineno, node.col_offset) < again)
         ]
         return min(reads, key=lambda node: (node.lineno, node.col_offset), default=None)
+
+
+def stage_names_in(source: str | bytes) -> tuple[set[str], set[str]] | None:
+    """The stage names a workflow file's source spells out: the literals given to any `.stage(` or
+    `.each(` call, and the fixed starts of those built as f-strings (`f"review@{item}"` gives
+    `review@`). None when the source cannot say them all: a name held in a variable, a file that
+    does not parse, or one that imports code beside it (a module not in Python's standard library
+    and not awf), where more stages may be entered."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    names: set[str] = set()
+    starts: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if isinstance(node, ast.ImportFrom) and node.level:
+                return None
+            if any(not _known_module(module) for module in modules):
+                return None
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr not in ("stage", "each") or not node.args:
+            continue
+        named = node.args[0]
+        if isinstance(named, ast.Constant) and isinstance(named.value, str):
+            names.add(named.value)
+        elif isinstance(named, ast.JoinedStr) and named.values and isinstance(named.values[0], ast.Constant):
+            starts.add(str(named.values[0].value))
+        else:
+            return None
+    return names, starts
+
+
+def _known_module(module: str) -> bool:
+    top = module.split(".")[0]
+    return top in sys.stdlib_module_names or top in ("awf", "pydantic", "typing_extensions", "__future__")

@@ -20,7 +20,7 @@ from ..record.layout import RunPaths
 from ..record.names import stage_name_problem
 from . import fan_out
 from .each import run_each
-from .errors import Park, PlanStop, StageValueError, Stop, WorkflowError, mark_stage
+from .errors import Park, PlanStop, StageValueError, Stop, StopAfter, WorkflowError, mark_stage
 from .observer import Observer
 from .plan import Halt, Reuse, StagePlan, Stamp
 from .schema import Schema, json_problem, load_schema
@@ -294,13 +294,16 @@ class Context:
             state.pending_stop = halt
             raise halt
         if isinstance(decision, Reuse):
-            return self._reuse(name, decision, schema, summary)
-        if decision.changed:
-            changed = f"stage {name} changed since its record was made ({decision.changed})"
-            state.observer.notice(f'{changed}: on_change="redo" redoes it and the stages after it')
-        if decision.start_point:
-            self._reach_start_point(name, decision.why or "")
-        return await self._run(name, work, schema, summary, decision.why)
+            value = self._reuse(name, decision, schema, summary)
+        else:
+            if decision.changed:
+                changed = f"stage {name} changed since its record was made ({decision.changed})"
+                state.observer.notice(f'{changed}: on_change="redo" redoes it and the stages after it')
+            if decision.start_point:
+                self._reach_start_point(name, decision.why or "")
+            value = await self._run(name, work, schema, summary, decision.why)
+        self._stop_after(name)
+        return value
 
     async def parallel(
         self,
@@ -380,7 +383,20 @@ class Context:
         `result` is what each branch's value must fit, as a stage's result. If a branch fails or
         stops, the others finish and are recorded, and the fan-out ends as the first that failed.
         """
-        return await run_each(self, name, items, work, result=result, key=key, concurrency=concurrency, summary=summary)
+        values = await run_each(
+            self, name, items, work, result=result, key=key, concurrency=concurrency, summary=summary
+        )
+        self._stop_after(name)
+        return values
+
+    def _stop_after(self, name: str) -> None:
+        """End the attempt once the stage --to-stage names has succeeded (run, reused or given)."""
+        state = self._state
+        if state.plan.to_stage is None or name != state.plan.to_stage:
+            return
+        stop = StopAfter(f"--to-stage {name}: the attempt ends once it has succeeded", redo=None)
+        state.pending_stop = stop  # a workflow that catches the stop and goes on fails, as for wf.stop
+        raise stop
 
     def _check_dropped_stop(self) -> None:
         stop = self._state.pending_stop

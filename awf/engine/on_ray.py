@@ -197,6 +197,8 @@ def _attempt_command(request: RunRequest, paths: RunPaths) -> list[str]:
     words += ["--id", paths.id, "--continue", "--run-root", str(paths.root)]
     if request.from_stage:
         words += ["--from-stage", request.from_stage]
+    if request.to_stage:
+        words += ["--to-stage", request.to_stage]
     if request.values_file is not None:
         words += ["--values", str(request.values_file.absolute())]
     if request.timeout_text:

@@ -85,6 +85,7 @@ class StagePlan:
     from_stage: str | None = None
     values: dict[str, Any] = field(default_factory=dict)
     reached: bool = False
+    to_stage: str | None = None  # --to-stage: the attempt ends once this stage has succeeded
     reused: list[str] = field(default_factory=list)
     entered: list[str] = field(default_factory=list)
     # The same names as a set: whether a name was entered is asked at every stage.

@@ -4,6 +4,7 @@ preview of all of it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,7 @@ class Preview:
     go_on: str
     records: dict[str, Any]
     preset: AttemptEnd | None = None  # the stop the look-ahead already knows the attempt ends with
+    to_stage: str | None = None  # --to-stage: the stage the attempt ends after
 
     @property
     def would_stop(self) -> bool:
@@ -71,7 +73,10 @@ def find_start(
     else:
         mark, from_stage = None, request.from_stage or _inherited_from_stage(run.history, records)
     start = Start(records, from_stage, values, mark)
-    if from_stage or request.preview:
+    if request.to_stage:
+        refuse_unknown_to_stage(request.to_stage, workflow, records)
+    # A --to-stage on a continue is looked ahead to as well: the records may show it is no stage.
+    if from_stage or request.preview or (request.to_stage and records):
         start.look = look = _look_ahead(workflow, run, start, request.preview)
         _refuse_start(request, run.paths, records, look)
         start.preset = _check_look_ahead(request, run.paths, look, start)
@@ -84,10 +89,48 @@ def _refuse_start(request: RunRequest, paths: RunPaths, records: dict[str, Any],
         refusal = from_stage_rules.unknown_refusal(request.from_stage, records, [s.name for s in look.seen])
         if refusal:
             raise Refusal(refusal)
+    if request.to_stage:
+        _refuse_to_stage(request.to_stage, records, look, request.from_stage)
     if request.from_stage and look.parks_before_start and not look.needs:
         from . import attempt_events
 
         raise Refusal(attempt_events.park_refusal(paths, request, look))
+
+
+def refuse_unknown_to_stage(to_stage: str, workflow: Workflow[Any], records: Mapping[str, object]) -> None:
+    """Refuse a --to-stage that the workflow's file names nowhere, when its source spells out every
+    stage name: a typo would otherwise run the whole workflow past where it was meant to end."""
+    if to_stage in records or workflow.source_file is None:
+        return
+    from .check import stage_names_in  # deferred: only a --to-stage reads the source
+
+    try:
+        spelled = stage_names_in(workflow.source_file.read_bytes())
+    except OSError:
+        return
+    if spelled is None:
+        return
+    names, starts = spelled
+    if to_stage in names or any(to_stage.startswith(start) for start in starts):
+        return
+    refusal = from_stage_rules.unknown_refusal(to_stage, records, sorted(names), "--to-stage")
+    if refusal:
+        raise Refusal(refusal.replace("the workflow enters:", f"{workflow.source_file.name} names:"))
+
+
+def _refuse_to_stage(to_stage: str, records: Mapping[str, object], look: LookAhead, from_stage: str | None) -> None:
+    """Refuse a --to-stage the workflow returns without entering, or one it passes before its
+    --from-stage: either attempt would run nothing it was asked to."""
+    seen = [s.name for s in look.seen]
+    if look.returned:
+        refusal = from_stage_rules.unknown_refusal(to_stage, records, seen, "--to-stage")
+        if refusal:
+            raise Refusal(refusal)
+    if from_stage and to_stage != from_stage and to_stage in seen:
+        raise Refusal(
+            f"--to-stage {to_stage} comes before --from-stage {from_stage}, so the attempt would end before it "
+            f"redoes anything: give a --to-stage at or after {from_stage}"
+        )
 
 
 def preview(request: RunRequest, run: Run, claimed: Claimed | None, start: Start) -> Preview:
@@ -99,7 +142,9 @@ def preview(request: RunRequest, run: Run, claimed: Claimed | None, start: Start
         if left and not (request.end_leftovers or request.ignore_leftovers):
             raise Refusal(attempt_agents.leftovers_refusal(run.paths, left))
     go_on = _preview_go_on(request, run.paths.id, start.look, start.from_stage, start.preset, run.history)
-    return Preview(run.paths.name, run.attempt, start.look, start.from_stage, go_on, start.records, start.preset)
+    return Preview(
+        run.paths.name, run.attempt, start.look, start.from_stage, go_on, start.records, start.preset, request.to_stage
+    )
 
 
 def _inherited_from_stage(history: folder.History | None, records: dict[str, Any]) -> str | None:

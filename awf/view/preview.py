@@ -34,6 +34,7 @@ def preview_data(preview: Preview) -> dict[str, Any]:
         "stop": None,
         "park": look.park,
         "go_on": preview.go_on or None,
+        "to_stage": preview.to_stage,
     }
     if look.halt:
         stage, halt = look.halt
@@ -95,6 +96,8 @@ def preview_text(preview: Preview) -> str:
         lines.append("  ✓ the workflow returns")
     if look.ended:
         lines.append(f"  … the look-ahead stops here: {look.ended}")
+    if preview.to_stage and not preview.would_stop:
+        lines.append(f"  ■ the attempt ends stopped (exit 3) once {preview.to_stage} has succeeded (--to-stage)")
     lines.append(_would(preview))
     if preview.go_on:
         lines.append(f"go on: {preview.go_on}")
