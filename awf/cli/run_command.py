@@ -45,6 +45,7 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
     check: bool = True,
     to_stage: str | None = None,
     only_stage: str | None = None,
+    skip_stages: list[str] | None = None,
 ) -> int:
     if end_leftovers and ignore_leftovers:
         raise Refusal("--end-leftovers and --ignore-leftovers contradict each other: give one")
@@ -61,6 +62,7 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
         argv=argv,
         from_stage=from_stage,
         to_stage=to_stage,
+        skip_stages=list(dict.fromkeys(skip_stages or [])),
         values_file=values,
         preview=preview,
         sandbox=sandbox,
@@ -71,8 +73,10 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
         ignore_leftovers=ignore_leftovers,
     )
     _limit(request, timeout, max_cost)
-    if values is not None and from_stage is None:
-        raise Refusal("--values goes only with --from-stage: name the stage the run starts at")
+    if values is not None and from_stage is None and not skip_stages:
+        raise Refusal(
+            "--values goes only with --from-stage or --skip-stage: name the stage the run starts at, or those it skips"
+        )
     _check_placement(on, ray_address, ray_resources, wait)
     if check:
         from .check_command import warnings_of

@@ -44,7 +44,8 @@ def run_attempt(request: RunRequest, observer: Observer) -> AttemptEnd | Preview
 
     With `request.preview`, only look ahead and return what the attempt would do.
     """
-    for flag, name in (("--from-stage", request.from_stage), ("--to-stage", request.to_stage)):
+    named = [("--from-stage", request.from_stage), ("--to-stage", request.to_stage)]
+    for flag, name in [*named, *(("--skip-stage", skip) for skip in request.skip_stages)]:
         refusal = from_stage_rules.name_refusal(name, flag) if name is not None else None
         if refusal:
             raise Refusal(refusal)
@@ -148,7 +149,7 @@ def _run_claimed(
     observer.attempt_started(workflow.name, run.paths.id, run.attempt, run.paths.dir)
     for warning in request.warnings:
         observer.notice(warning)
-    state = _state(workflow, claimed, observer, start, request.to_stage)
+    state = _state(workflow, claimed, observer, start, request)
     state.max_cost = max_cost
     state.costs = CostTally(run.paths.log, run.history)
     attempt_agents.attach(state, cwd=run.cwd, deadline=deadline, sandbox=run.sandbox, source=workflow.source_file)
@@ -218,6 +219,7 @@ def _begin(
                     "continue": request.resume,
                     "from_stage": start.from_stage,
                     "to_stage": request.to_stage,
+                    "skip_stage": list(request.skip_stages) or None,
                     "values": str(request.values_file) if request.values_file else None,
                     "timeout": request.timeout_text,
                     "max_cost": request.max_cost_text,
@@ -241,7 +243,7 @@ def _begin(
 
 
 def _state(
-    workflow: Workflow[Any], claimed: Claimed, observer: Observer, start: Start, to_stage: str | None
+    workflow: Workflow[Any], claimed: Claimed, observer: Observer, start: Start, request: RunRequest
 ) -> AttemptState:
     """The attempt's state: its stage plan from the start point, and the stages interrupted attempts
     were in."""
@@ -254,7 +256,8 @@ def _state(
         dict(start.values or {}),
         events=bool(workflow.events),
         redo=start.mark,
-        to_stage=to_stage,
+        to_stage=request.to_stage,
+        skip=frozenset(request.skip_stages),
         interrupted_in={
             attempt.open_stage: attempt.number
             for attempt in (history.attempts if history else [])

@@ -426,7 +426,8 @@ class Context:
     def _reuse(self, name: str, decision: Reuse, schema: Schema | None, summary: Callable[[Any], Any] | None) -> Any:
         state = self._state
         record = decision.record
-        if decision.how == "provided":
+        if decision.how in ("provided", "skipped"):
+            # A value given or kept is recorded now, as this attempt's: the stage's current record.
             provided = self._record(
                 name,
                 "succeeded",
@@ -435,8 +436,10 @@ class Context:
                 schema=schema,
                 summary=summary,
                 started=None,
-                origin="provided",
+                origin=decision.how,
             )
+            if decision.how == "skipped" and record is not None and isinstance(record.get("attempt"), int):
+                provided["value_of"] = record["attempt"]
             folder.write_stage_record(state.paths, provided)
             record = {**provided}
         if decision.how == "reused":
@@ -490,7 +493,9 @@ class Context:
                 )
         else:
             reused = set(state.plan.reused)
-            stale = [stage for stage in state.plan.records if stage not in reused and stage not in keep]
+            # A stage --skip-stage names keeps its value whatever the redo: it is recorded again as it is entered.
+            kept = reused | state.plan.skip | keep
+            stale = [stage for stage in state.plan.records if stage not in kept]
             folder.invalidate(state.paths, stale, state.attempt, name)
         entries.append(state.paths.log, entries.start_point(attempt=state.attempt, stage=name, why=why))
 

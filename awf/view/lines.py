@@ -8,7 +8,7 @@ from typing import Any, TextIO
 
 from ..engine.durations import format_duration
 from ..record.clock import age
-from .one_line import first_line, recorded_by
+from .one_line import first_line, recorded_by, skipped_text
 
 MARKS = {"succeeded": "✓", "stopped": "■", "failed": "✗"}
 HOUR = 3600.0
@@ -39,6 +39,9 @@ class LineReporter:
     def stage_reused(self, name: str, value: Any, record: dict[str, Any] | None, how: str) -> None:
         if how == "provided":
             self._say(f"↺ {name}  given with --values")
+            return
+        if how == "skipped":
+            self._say(f"↷ {name}  {skipped_text(record)}")
             return
         record = record or {}
         seconds = age(record.get("ended"))

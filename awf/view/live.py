@@ -24,13 +24,13 @@ from ..record.clock import age, parse_iso
 from .closing import closing_lines
 from .lines import GONE_WITHOUT_ENDING, HOUR
 from .lines import MARKS as STAGE_MARKS
-from .one_line import first_line, recorded_by
+from .one_line import first_line, recorded_by, skipped_text
 
 if TYPE_CHECKING:
     from rich.live import Live
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-MARKS = {**STAGE_MARKS, "interrupted": "✗", "reused": "↺", "provided": "↺"}
+MARKS = {**STAGE_MARKS, "interrupted": "✗", "reused": "↺", "provided": "↺", "skipped": "↷"}
 STYLES = {
     "succeeded": "green",
     "stopped": "yellow",
@@ -123,6 +123,8 @@ def _stage_text(row: StageRow, width: int, now: float) -> str:
         return f"· {name}  recorded by {recorded_by(record)}, to come"
     if row.state == "provided":
         return f"↺ {name}  given with --values"
+    if row.state == "skipped":
+        return f"↷ {name}  {skipped_text(record)}"
     if row.state == "reused":
         seconds = age(record.get("ended"), now)
         old = f", {format_duration(seconds)} ago" if seconds is not None and seconds >= HOUR else ""
@@ -263,7 +265,7 @@ class LiveView:
 
     def stage_reused(self, name: str, value: Any, record: dict[str, Any] | None, how: str) -> None:
         with self.lock:
-            self.state.place(StageRow(name, "provided" if how == "provided" else "reused", record))
+            self.state.place(StageRow(name, how if how in ("provided", "skipped") else "reused", record))
 
     def stage_started(self, name: str, why: str | None) -> None:
         with self.lock:

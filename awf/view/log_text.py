@@ -11,6 +11,7 @@ from ..engine.durations import format_duration
 from ..record import entries, file_kinds
 from ..record.clock import parse_iso
 from ..record.costs import money, turn_cost
+from .one_line import skipped_text
 
 MARKS = {"succeeded": "✓", "stopped": "■", "failed": "✗"}
 
@@ -70,7 +71,8 @@ def _attempt_start(entry: entries.AttemptStartLine) -> str:
         if value in (None, False):
             continue
         option = "--" + key.replace("_", "-")
-        words.append(option if value is True else f"{option} {value}")
+        for one in value if isinstance(value, list) else [value]:  # a repeatable flag, once a value
+            words.append(option if one is True else f"{option} {one}")
     return f"attempt {entry.get('attempt')} started ({', '.join(words)})"
 
 
@@ -91,6 +93,8 @@ def _stage(entry: entries.StageLine) -> str:
         return f"↺ {name}  copied from {forked.get('run')}, as its attempt {forked.get('attempt')} recorded it"
     if record.get("origin") == "provided":
         return f"↺ {name}  given with --values"
+    if record.get("origin") == "skipped":
+        return f"↷ {name}  {skipped_text(record)}"
     if outcome == "succeeded":
         took = _took(record)
         summary = f" · {record['summary']}" if record.get("summary") else ""

@@ -10,6 +10,7 @@ from ..engine.lookahead import LookAhead, Seen
 from ..engine.schema_text import type_text
 from ..engine.start_point import Preview
 from ..record.clock import age
+from .one_line import skipped_text
 from .runs_table import waits_text
 
 
@@ -132,6 +133,8 @@ def _stage_line(seen: Seen, width: int) -> str:
         return f"  ↺ {seen.name:<{width}}  reuse: succeeded in attempt {record.get('attempt')}{ago}"
     if seen.how == "provided":
         return f"  ↺ {seen.name:<{width}}  the value given with --values"
+    if seen.how == "skipped":
+        return f"  ↷ {seen.name:<{width}}  {skipped_text(seen.record)}"
     if seen.how == "needs":
         return f"  ? {seen.name:<{width}}  needs a value: {type_text(seen.json_schema)}"
     return f"  ▸ {seen.name:<{width}}  runs ({seen.why})" if seen.why else f"  ▸ {seen.name:<{width}}  runs"

@@ -128,10 +128,11 @@ class Replay:
     def _stage(self, entry: dict[str, Any]) -> None:
         record = entry["record"]
         self.stage = None
-        if record.get("origin") == "provided":
+        if record.get("origin") in ("provided", "skipped"):
+            how = record["origin"]
             self.announced.add(record["stage"])
-            self.stages.append({"stage": record["stage"], "how": "provided"})
-            self.view.stage_reused(record["stage"], record.get("value"), record, "provided")
+            self.stages.append({"stage": record["stage"], "how": how})
+            self.view.stage_reused(record["stage"], record.get("value"), record, how)
         else:
             self.stages.append({"stage": record["stage"], "how": "ran"})
             self.view.stage_ended(record, _seconds(record))

@@ -218,7 +218,8 @@ def _flags(flags: dict[str, Any]) -> str:
     words = []
     for key, value in flags.items():
         option = "--" + key.replace("_", "-")
-        words.append(option if value is True else f"{option} {value}")
+        for one in value if isinstance(value, list) else [value]:  # a repeatable flag, once a value
+            words.append(option if one is True else f"{option} {one}")
     return " ".join(words)
 
 
