@@ -180,6 +180,7 @@ class Context:
         version: str | None = None,
         cache_key: object = None,
         on_change: Literal["stop", "redo"] = "stop",
+        fresh: bool = False,
     ) -> T: ...
 
     @overload
@@ -193,6 +194,7 @@ class Context:
         version: str | None = None,
         cache_key: object = None,
         on_change: Literal["stop", "redo"] = "stop",
+        fresh: bool = False,
     ) -> T: ...
 
     @overload
@@ -206,6 +208,7 @@ class Context:
         version: str | None = None,
         cache_key: object = None,
         on_change: Literal["stop", "redo"] = "stop",
+        fresh: bool = False,
     ) -> R: ...
 
     @overload
@@ -219,6 +222,7 @@ class Context:
         version: str | None = None,
         cache_key: object = None,
         on_change: Literal["stop", "redo"] = "stop",
+        fresh: bool = False,
     ) -> R: ...
 
     @overload
@@ -232,6 +236,7 @@ class Context:
         version: str | None = None,
         cache_key: object = None,
         on_change: Literal["stop", "redo"] = "stop",
+        fresh: bool = False,
     ) -> None: ...
 
     @overload
@@ -245,9 +250,10 @@ class Context:
         version: str | None = None,
         cache_key: object = None,
         on_change: Literal["stop", "redo"] = "stop",
+        fresh: bool = False,
     ) -> Any: ...
 
-    async def stage(
+    async def stage(  # noqa: PLR0913 — a stage's options, each given by name
         self,
         name: str,
         work: Callable[[], object] | None = None,
@@ -257,6 +263,7 @@ class Context:
         version: str | None = None,
         cache_key: object = None,
         on_change: Literal["stop", "redo"] = "stop",
+        fresh: bool = False,
     ) -> Any:
         """Run `work` once and record what it returns; on a later attempt, reuse that record.
 
@@ -270,6 +277,11 @@ class Context:
         `awf.source_of(fn)`) say what the value depends on; both are recorded with it. A continue
         that finds a record made with another stops at the stage, or with `on_change="redo"`
         redoes it and every stage after it. A record or code without one is reused as before.
+
+        `fresh=True` makes a stage that is never reused: it runs on every attempt (a check of the
+        world, such as whether a branch is still there), its value recorded each time. When the
+        value equals the one recorded before, the stages after it are reused as usual; when it
+        differs, the stage after it is the start point.
         """
         state = self._state
         self._check_dropped_stop()
@@ -280,12 +292,14 @@ class Context:
         stamp = _stamp(name, version, cache_key, on_change)
         if state.look_ahead is not None:
             replayed = state.events.replayed if state.events else None
-            return state.look_ahead.enter(name, schema, state.plan, replayed, stamp)
+            return state.look_ahead.enter(name, schema, state.plan, replayed, stamp, fresh=fresh is True)
         if state.cancel_reason is not None:
             # A signal or the deadline came while code between stages ran without awaiting: no
             # stage is entered after it.
             raise asyncio.CancelledError(state.cancel_reason)
-        decision = state.plan.enter(name, schema, stamp)
+        if fresh is not False and fresh is not True:
+            raise WorkflowError(f"stage {name}: fresh must be True or False, not {fresh!r}")
+        decision = state.plan.enter(name, schema, stamp, fresh=fresh)
         state.last_stage = name
         if stamp is not None:
             state.stamps[name] = stamp
@@ -302,6 +316,10 @@ class Context:
             if decision.start_point:
                 self._reach_start_point(name, decision.why or "")
             value = await self._run(name, work, schema, summary, decision.why)
+            if fresh:
+                said = state.plan.fresh_ran(name, state.stage_values.get(name))
+                if said:
+                    state.observer.notice(said)
         self._stop_after(name)
         return value
 
@@ -494,7 +512,8 @@ class Context:
         else:
             reused = set(state.plan.reused)
             # A stage --skip-stage names keeps its value whatever the redo: it is recorded again as it is entered.
-            kept = reused | state.plan.skip | keep
+            # A fresh stage ran before the start point: its record is this attempt's, and current.
+            kept = reused | state.plan.skip | set(state.ran) | keep
             stale = [stage for stage in state.plan.records if stage not in kept]
             folder.invalidate(state.paths, stale, state.attempt, name)
         entries.append(state.paths.log, entries.start_point(attempt=state.attempt, stage=name, why=why))

@@ -133,6 +133,8 @@ def _stage_line(seen: Seen, width: int) -> str:
         return f"  ↺ {seen.name:<{width}}  reuse: succeeded in attempt {record.get('attempt')}{ago}"
     if seen.how == "provided":
         return f"  ↺ {seen.name:<{width}}  the value given with --values"
+    if seen.how == "fresh":
+        return f"  ⟳ {seen.name:<{width}}  runs (fresh=True); if its value changes, the stages after it run again"
     if seen.how == "skipped":
         return f"  ↷ {seen.name:<{width}}  {skipped_text(seen.record)}"
     if seen.how == "needs":
