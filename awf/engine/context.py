@@ -167,6 +167,27 @@ class Context:
         self._state.progress.append(entries.log(**fields))
         self._state.observer.logged(self._state.current_stage, str(message))
 
+    def status(self, text: str, progress: float | None = None) -> None:
+        """Say what the workflow is doing now, such as `wf.status("waiting for CI", progress=0.4)`:
+        recorded, and shown in the progress view, `awf watch` and `awf runs` until the next status
+        or the attempt's end. `progress`, when given, is how far along, from 0 to 1."""
+        if not isinstance(text, str):
+            raise WorkflowError(f"wf.status: its text must be a string, not {type(text).__name__}")
+        if progress is not None and (
+            isinstance(progress, bool) or not isinstance(progress, (int, float)) or not 0 <= progress <= 1
+        ):
+            raise WorkflowError(f"wf.status: progress must be a number from 0 to 1, not {progress!r}")
+        state = self._state
+        if state.look_ahead is not None:
+            return
+        fields: entries.StatusFields = {"attempt": state.attempt, "text": text}
+        if progress is not None:
+            fields["progress"] = float(progress)
+        if state.current_stage:
+            fields["stage"] = state.current_stage
+        state.progress.append(entries.status(**fields))
+        state.observer.status(text, None if progress is None else float(progress))
+
     # What a type checker sees: a stage whose result is a class hands back an instance of it; one
     # whose result is a JSON Schema hands back what its work returns; one without a result, None.
     @overload

@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from . import waiting
 from .costs import TurnCosts, add_up
@@ -34,6 +34,7 @@ _KINDS = frozenset(
     (
         "attempt-start",
         "attempt-end",
+        "status",
         "stage-start",
         "stage",
         "turn",
@@ -70,6 +71,8 @@ class RunSummary:
     crash_looping: int | None = None  # interrupted attempts in a row, when wakes no longer restart it
     branch: str | None = None  # the branch of the run's own worktree, with --worktree
     forked_from: ForkedFromFields | None = None  # made by awf fork: the source run and the stage
+    # What the running attempt's workflow says it is doing (wf.status): its text and progress.
+    wf_status: WfStatus | None = None
 
     def as_json(self) -> dict[str, Any]:
         from .clock import iso
@@ -90,8 +93,22 @@ class RunSummary:
             "pid": self.pid,
             "branch": self.branch,
             "forked_from": self.forked_from,
+            "wf_status": self.wf_status,
             "record": str(self.dir),
         }
+
+
+class WfStatus(TypedDict):
+    """What a running attempt's workflow says it is doing (wf.status)."""
+
+    text: str
+    progress: float | None  # from 0 to 1, when the workflow says
+
+
+def wf_status(entry: Mapping[str, Any]) -> WfStatus:
+    """A status line as `awf runs` shows it."""
+    progress = entry.get("progress")
+    return {"text": str(entry.get("text", "")), "progress": progress if isinstance(progress, (int, float)) else None}
 
 
 def run_folders(root: Path, workflow: str | None = None) -> Iterator[RunPaths]:
@@ -202,6 +219,9 @@ def _read_attempt(summary: RunSummary, seen: _Seen, start: dict[str, Any] | None
     pid = _number(start, "pid", log)
     if is_alive(pid, start.get("process_start"), os.path.join(folder, "attempt.lock")):
         summary.status, summary.pid, summary.process_start = "running", pid, start.get("process_start")
+        said = seen.parsed(seen.status)
+        if said is not None:
+            summary.wf_status = wf_status(said)
 
 
 _Raw = tuple[int, bytes]  # a line of the log, and the offset it starts at
@@ -217,6 +237,7 @@ class _Seen:
         self.start: _Raw | None = None  # the last attempt-start
         self.ends: list[_Raw] = []  # the attempt-end lines since it
         self.entered: _Raw | None = None  # the last stage-start since it
+        self.status: _Raw | None = None  # the last status (wf.status) since it
         self.queued: _Raw | None = None  # the last queued line since it
         self.unqueued: _Raw | None = None  # the last unqueued line since that
         self.costs = TurnCosts()
@@ -227,12 +248,15 @@ class _Seen:
     def add(self, offset: int, kind: str, raw: bytes) -> None:
         if kind == "attempt-start":
             self.start, self.ends, self.entered, self.queued, self.unqueued = (offset, raw), [], None, None, None
+            self.status = None
         elif kind == "attempt-end":
             self.ends.append((offset, raw))
             if self.events:
                 self.ended.add((self.parsed((offset, raw)) or {}).get("attempt"))
         elif kind == "stage-start":
             self.entered = (offset, raw)
+        elif kind == "status":
+            self.status = (offset, raw)
         elif kind == "queued":
             self.queued, self.unqueued = (offset, raw), None
         elif kind == "unqueued":

@@ -8,7 +8,7 @@ from typing import Any, TextIO
 
 from ..engine.durations import format_duration
 from ..record.clock import age
-from .one_line import first_line, recorded_by, skipped_text
+from .one_line import first_line, recorded_by, skipped_text, status_text
 
 MARKS = {"succeeded": "✓", "stopped": "■", "failed": "✗"}
 HOUR = 3600.0
@@ -62,6 +62,9 @@ class LineReporter:
 
     def logged(self, stage: str | None, message: str) -> None:
         self._say(f"  {message}")
+
+    def status(self, text: str, progress: float | None) -> None:
+        self._say(f"… {status_text(text, progress)}")
 
     def group_started(self, label: str, branches: int, concurrency: int | None) -> None:
         at_once = f", {concurrency} at a time" if concurrency is not None and concurrency < branches else ""

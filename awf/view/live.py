@@ -24,7 +24,7 @@ from ..record.clock import age, parse_iso
 from .closing import closing_lines
 from .lines import GONE_WITHOUT_ENDING, HOUR
 from .lines import MARKS as STAGE_MARKS
-from .one_line import first_line, recorded_by, skipped_text
+from .one_line import first_line, recorded_by, skipped_text, status_text
 
 if TYPE_CHECKING:
     from rich.live import Live
@@ -71,6 +71,7 @@ class ViewState:
     rows: list[StageRow] = field(default_factory=list)
     agents: dict[str, AgentRow] = field(default_factory=dict)
     ended: float | None = None
+    status: str | None = None  # what the workflow says it is doing (wf.status), until the next or the end
 
     def row(self, name: str) -> StageRow | None:
         return next((row for row in self.rows if row.name == name), None)
@@ -110,6 +111,8 @@ def render_lines(state: ViewState, now: float | None = None) -> list[tuple[str, 
         if row.state == "running":
             for agent in state.agents.values():
                 lines.append((f"      {_agent_text(agent, now)}", ""))
+    if state.status and state.ended is None:
+        lines.append((f"  … {state.status}", "cyan"))
     return lines
 
 
@@ -285,6 +288,11 @@ class LiveView:
 
     def logged(self, stage: str | None, message: str) -> None:
         self._print(f"  {message}")
+
+    def status(self, text: str, progress: float | None) -> None:
+        with self.lock:
+            self.state.status = status_text(text, progress) or None
+        self.redraw()
 
     def group_started(self, label: str, branches: int, concurrency: int | None) -> None:
         at_once = f", {concurrency} at a time" if concurrency is not None and concurrency < branches else ""

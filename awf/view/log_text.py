@@ -11,7 +11,7 @@ from ..engine.durations import format_duration
 from ..record import entries, file_kinds
 from ..record.clock import parse_iso
 from ..record.costs import money, turn_cost
-from .one_line import skipped_text
+from .one_line import skipped_text, status_text
 
 MARKS = {"succeeded": "✓", "stopped": "■", "failed": "✗"}
 
@@ -125,6 +125,10 @@ def _invalidated(entry: entries.InvalidatedLine) -> str:
 def _log(entry: entries.LogLine) -> str:
     where = f"[{entry['stage']}] " if entry.get("stage") else ""
     return f"{where}{entry.get('message')}"
+
+
+def _status(entry: entries.StatusLine) -> str:
+    return "status: " + status_text(entry.get("text"), entry.get("progress"))
 
 
 def _attempt_end(entry: entries.AttemptEndLine) -> str:
@@ -267,6 +271,7 @@ FORMATTERS: dict[str, Callable[[Any], str]] = {  # each takes the line of its ki
     "start-point": _start_point,
     "invalidated": _invalidated,
     "log": _log,
+    "status": _status,
     "attempt-end": _attempt_end,
     "torn": _torn,
     "agent": _agent,

@@ -30,3 +30,9 @@ def skipped_text(record: Mapping[str, Any] | None) -> str:
     if of is None or (record.get("origin") == "skipped" and record.get("has_result") is False):
         return "skipped (--skip-stage)"
     return f"skipped (--skip-stage), with the value of attempt {of}"
+
+
+def status_text(text: str | None, progress: float | None) -> str:
+    """A status the workflow set (wf.status), on one line: `waiting for CI (40%)`."""
+    shown = first_line(text)
+    return f"{shown} ({round(progress * 100)}%)" if isinstance(progress, (int, float)) else shown

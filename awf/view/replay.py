@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..record.clock import iso, now_iso, parse_iso
@@ -136,6 +136,9 @@ class Replay:
         else:
             self.stages.append({"stage": record["stage"], "how": "ran"})
             self.view.stage_ended(record, _seconds(record))
+
+    def _status(self, entry: Mapping[str, Any]) -> None:
+        self.view.status(entry.get("text", ""), entry.get("progress"))
 
     def _log(self, entry: dict[str, Any]) -> None:
         self.view.logged(entry.get("stage"), entry.get("message", ""))
@@ -267,6 +270,7 @@ TOLD: dict[str, Callable[[Replay, dict[str, Any]], None]] = {
     "stage-start": Replay._stage_start,
     "stage": Replay._stage,
     "log": Replay._log,
+    "status": Replay._status,
     "agent": Replay._agent,
     "turn": Replay._turn,
     "attempt-end": Replay._attempt_end,
