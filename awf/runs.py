@@ -120,7 +120,7 @@ class Stage:
     outcome: StageOutcome
     value: Any
     attempt: int
-    origin: Literal["ran", "provided"]
+    origin: Literal["ran", "provided", "skipped"]
     summary: str | None
     reason: str | None
     ended: str | None

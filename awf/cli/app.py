@@ -129,8 +129,25 @@ def run(
         str | None,
         typer.Option("--from-stage", metavar="STAGE", help="Redo from this stage, or start a new run at it."),
     ] = None,
+    to_stage: Annotated[
+        str | None,
+        typer.Option("--to-stage", metavar="STAGE", help="End the attempt, stopped, once this stage has succeeded."),
+    ] = None,
+    only_stage: Annotated[
+        str | None,
+        typer.Option("--only-stage", metavar="STAGE", help="Run this one stage: --from-stage STAGE --to-stage STAGE."),
+    ] = None,
+    skip_stage: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--skip-stage",
+            metavar="STAGE",
+            help="Run this stage's work not; it takes its value from --values or its record. Repeatable.",
+        ),
+    ] = None,
     values: Annotated[
-        Path | None, typer.Option("--values", metavar="FILE", help="Stage values by name, for --from-stage.")
+        Path | None,
+        typer.Option("--values", metavar="FILE", help="Stage values by name, for --from-stage or --skip-stage."),
     ] = None,
     timeout: Annotated[
         str | None,
@@ -229,6 +246,9 @@ def run(
         run_id=run_id,
         resume=resume,
         from_stage=from_stage,
+        to_stage=to_stage,
+        only_stage=only_stage,
+        skip_stages=skip_stage or [],
         values=values,
         timeout=timeout,
         max_cost=max_cost,

@@ -49,9 +49,13 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
     queue: bool = False,
     priority: int | None = None,
     max_agents: str | None = None,
+    to_stage: str | None = None,
+    only_stage: str | None = None,
+    skip_stages: list[str] | None = None,
 ) -> int:
     if end_leftovers and ignore_leftovers:
         raise Refusal("--end-leftovers and --ignore-leftovers contradict each other: give one")
+    from_stage, to_stage = _stage_bounds(only_stage, from_stage, to_stage)
     request = RunRequest(
         target=file,
         run_id=run_id,
@@ -60,6 +64,8 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
         run_root=run_root,
         argv=argv,
         from_stage=from_stage,
+        to_stage=to_stage,
+        skip_stages=list(dict.fromkeys(skip_stages or [])),
         values_file=values,
         preview=preview,
         sandbox=sandbox,
@@ -71,8 +77,10 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
         max_agents_text=max_agents,
     )
     _limit(request, timeout, max_cost)
-    if values is not None and from_stage is None:
-        raise Refusal("--values goes only with --from-stage: name the stage the run starts at")
+    if values is not None and from_stage is None and not skip_stages:
+        raise Refusal(
+            "--values goes only with --from-stage or --skip-stage: name the stage the run starts at, or those it skips"
+        )
     _check_placement(on, ray_address, ray_resources, wait)
     _check_queue(queue, priority, on=on, preview=preview)
     if check:
@@ -167,6 +175,15 @@ def _queue(request: RunRequest, priority: int, json_out: bool) -> int:
         output.result(f"queued {name}: place {queued.place} of {queued.of}")
         output.error_line(f"awf serve --run-root {queued.paths.root} starts it; awf cancel {name} withdraws it")
     return 0
+
+
+def _stage_bounds(only: str | None, start: str | None, end: str | None) -> tuple[str | None, str | None]:
+    """--from-stage and --to-stage, as given or as --only-stage sets both."""
+    if only is None:
+        return start, end
+    if start is not None or end is not None:
+        raise Refusal("--only-stage is --from-stage STAGE --to-stage STAGE: give it alone, or those two")
+    return only, only
 
 
 def _print_result(ending: AttemptEnd, json_out: bool) -> None:

@@ -44,8 +44,9 @@ def run_attempt(request: RunRequest, observer: Observer) -> AttemptEnd | Preview
 
     With `request.preview`, only look ahead and return what the attempt would do.
     """
-    if request.from_stage is not None:
-        refusal = from_stage_rules.name_refusal(request.from_stage)
+    named = [("--from-stage", request.from_stage), ("--to-stage", request.to_stage)]
+    for flag, name in [*named, *(("--skip-stage", skip) for skip in request.skip_stages)]:
+        refusal = from_stage_rules.name_refusal(name, flag) if name is not None else None
         if refusal:
             raise Refusal(refusal)
     workflow = request.workflow or load_workflow(request.target)
@@ -149,7 +150,7 @@ def _run_claimed(
     observer.attempt_started(workflow.name, run.paths.id, run.attempt, run.paths.dir)
     for warning in request.warnings:
         observer.notice(warning)
-    state = _state(workflow, claimed, observer, start)
+    state = _state(workflow, claimed, observer, start, request)
     state.max_cost = max_cost
     state.agent_limits = request.agent_limits
     state.costs = CostTally(run.paths.log, run.history)
@@ -219,6 +220,8 @@ def _begin(
                 flags={
                     "continue": request.resume,
                     "from_stage": start.from_stage,
+                    "to_stage": request.to_stage,
+                    "skip_stage": list(request.skip_stages) or None,
                     "values": str(request.values_file) if request.values_file else None,
                     "timeout": request.timeout_text,
                     "max_cost": request.max_cost_text,
@@ -241,7 +244,9 @@ def _begin(
     return max_cost
 
 
-def _state(workflow: Workflow[Any], claimed: Claimed, observer: Observer, start: Start) -> AttemptState:
+def _state(
+    workflow: Workflow[Any], claimed: Claimed, observer: Observer, start: Start, request: RunRequest
+) -> AttemptState:
     """The attempt's state: its stage plan from the start point, and the stages interrupted attempts
     were in."""
     run = claimed.run
@@ -253,6 +258,8 @@ def _state(workflow: Workflow[Any], claimed: Claimed, observer: Observer, start:
         dict(start.values or {}),
         events=bool(workflow.events),
         redo=start.mark,
+        to_stage=request.to_stage,
+        skip=frozenset(request.skip_stages),
         interrupted_in={
             attempt.open_stage: attempt.number
             for attempt in (history.attempts if history else [])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import io
 import re
+import sys
 import tokenize
 from dataclasses import dataclass
 
@@ -756,3 +757,58 @@ class _Workflow:
             and (again is None or (node.lineno, node.col_offset) < again)
         ]
         return min(reads, key=lambda node: (node.lineno, node.col_offset), default=None)
+
+
+@dataclass(frozen=True)
+class Spelled:
+    """The stage names a workflow file spells out, read from its source."""
+
+    names: set[str]  # the literal names
+    starts: set[str]  # the fixed starts of names built as f-strings (`review@` of f"review@{item}")
+    without_result: set[str]  # the literal names of stages every call of which gives no result=
+    fan_outs: set[str]  # the literal names given to `.each(`
+
+    def names_it(self, name: str) -> bool:
+        return name in self.names or any(name.startswith(start) for start in self.starts)
+
+
+def stage_names_in(source: str | bytes) -> Spelled | None:
+    """The stage names a workflow file's source spells out, given to any `.stage(` or `.each(`
+    call. None when the source cannot say them all: a name held in a variable, a file that does
+    not parse, or one that imports code beside it (a module not in Python's standard library and
+    not awf), where more stages may be entered."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    spelled = Spelled(set(), set(), set(), set())
+    with_result: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if isinstance(node, ast.ImportFrom) and node.level:
+                return None
+            if any(not _known_module(module) for module in modules):
+                return None
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr not in ("stage", "each") or not node.args:
+            continue
+        named = node.args[0]
+        if isinstance(named, ast.Constant) and isinstance(named.value, str):
+            spelled.names.add(named.value)
+            if node.func.attr == "each":
+                spelled.fan_outs.add(named.value)
+            result = any(keyword.arg in ("result", None) for keyword in node.keywords)
+            (with_result if result or node.func.attr == "each" else spelled.without_result).add(named.value)
+        elif isinstance(named, ast.JoinedStr) and named.values and isinstance(named.values[0], ast.Constant):
+            spelled.starts.add(str(named.values[0].value))
+        else:
+            return None
+    spelled.without_result.difference_update(with_result)
+    return spelled
+
+
+def _known_module(module: str) -> bool:
+    top = module.split(".")[0]
+    return top in sys.stdlib_module_names or top in ("awf", "pydantic", "typing_extensions", "__future__")

@@ -20,7 +20,7 @@ from ..record.layout import RunPaths
 from ..record.names import stage_name_problem
 from . import fan_out
 from .each import run_each
-from .errors import Park, PlanStop, StageValueError, Stop, WorkflowError, mark_stage
+from .errors import Park, PlanStop, StageValueError, Stop, StopAfter, WorkflowError, mark_stage
 from .observer import Observer
 from .plan import Halt, Reuse, StagePlan, Stamp
 from .schema import Schema, json_problem, load_schema
@@ -168,6 +168,27 @@ class Context:
         self._state.progress.append(entries.log(**fields))
         self._state.observer.logged(self._state.current_stage, str(message))
 
+    def status(self, text: str, progress: float | None = None) -> None:
+        """Say what the workflow is doing now, such as `wf.status("waiting for CI", progress=0.4)`:
+        recorded, and shown in the progress view, `awf watch` and `awf runs` until the next status
+        or the attempt's end. `progress`, when given, is how far along, from 0 to 1."""
+        if not isinstance(text, str):
+            raise WorkflowError(f"wf.status: its text must be a string, not {type(text).__name__}")
+        if progress is not None and (
+            isinstance(progress, bool) or not isinstance(progress, (int, float)) or not 0 <= progress <= 1
+        ):
+            raise WorkflowError(f"wf.status: progress must be a number from 0 to 1, not {progress!r}")
+        state = self._state
+        if state.look_ahead is not None:
+            return
+        fields: entries.StatusFields = {"attempt": state.attempt, "text": text}
+        if progress is not None:
+            fields["progress"] = float(progress)
+        if state.current_stage:
+            fields["stage"] = state.current_stage
+        state.progress.append(entries.status(**fields))
+        state.observer.status(text, None if progress is None else float(progress))
+
     # What a type checker sees: a stage whose result is a class hands back an instance of it; one
     # whose result is a JSON Schema hands back what its work returns; one without a result, None.
     @overload
@@ -181,6 +202,7 @@ class Context:
         version: str | None = None,
         cache_key: object = None,
         on_change: Literal["stop", "redo"] = "stop",
+        fresh: bool = False,
     ) -> T: ...
 
     @overload
@@ -194,6 +216,7 @@ class Context:
         version: str | None = None,
         cache_key: object = None,
         on_change: Literal["stop", "redo"] = "stop",
+        fresh: bool = False,
     ) -> T: ...
 
     @overload
@@ -207,6 +230,7 @@ class Context:
         version: str | None = None,
         cache_key: object = None,
         on_change: Literal["stop", "redo"] = "stop",
+        fresh: bool = False,
     ) -> R: ...
 
     @overload
@@ -220,6 +244,7 @@ class Context:
         version: str | None = None,
         cache_key: object = None,
         on_change: Literal["stop", "redo"] = "stop",
+        fresh: bool = False,
     ) -> R: ...
 
     @overload
@@ -233,6 +258,7 @@ class Context:
         version: str | None = None,
         cache_key: object = None,
         on_change: Literal["stop", "redo"] = "stop",
+        fresh: bool = False,
     ) -> None: ...
 
     @overload
@@ -246,9 +272,10 @@ class Context:
         version: str | None = None,
         cache_key: object = None,
         on_change: Literal["stop", "redo"] = "stop",
+        fresh: bool = False,
     ) -> Any: ...
 
-    async def stage(
+    async def stage(  # noqa: PLR0913 — a stage's options, each given by name
         self,
         name: str,
         work: Callable[[], object] | None = None,
@@ -258,6 +285,7 @@ class Context:
         version: str | None = None,
         cache_key: object = None,
         on_change: Literal["stop", "redo"] = "stop",
+        fresh: bool = False,
     ) -> Any:
         """Run `work` once and record what it returns; on a later attempt, reuse that record.
 
@@ -271,6 +299,11 @@ class Context:
         `awf.source_of(fn)`) say what the value depends on; both are recorded with it. A continue
         that finds a record made with another stops at the stage, or with `on_change="redo"`
         redoes it and every stage after it. A record or code without one is reused as before.
+
+        `fresh=True` makes a stage that is never reused: it runs on every attempt (a check of the
+        world, such as whether a branch is still there), its value recorded each time. When the
+        value equals the one recorded before, the stages after it are reused as usual; when it
+        differs, the stage after it is the start point.
         """
         state = self._state
         self._check_dropped_stop()
@@ -281,12 +314,14 @@ class Context:
         stamp = _stamp(name, version, cache_key, on_change)
         if state.look_ahead is not None:
             replayed = state.events.replayed if state.events else None
-            return state.look_ahead.enter(name, schema, state.plan, replayed, stamp)
+            return state.look_ahead.enter(name, schema, state.plan, replayed, stamp, fresh=fresh is True)
         if state.cancel_reason is not None:
             # A signal or the deadline came while code between stages ran without awaiting: no
             # stage is entered after it.
             raise asyncio.CancelledError(state.cancel_reason)
-        decision = state.plan.enter(name, schema, stamp)
+        if fresh is not False and fresh is not True:
+            raise WorkflowError(f"stage {name}: fresh must be True or False, not {fresh!r}")
+        decision = state.plan.enter(name, schema, stamp, fresh=fresh)
         state.last_stage = name
         if stamp is not None:
             state.stamps[name] = stamp
@@ -295,13 +330,20 @@ class Context:
             state.pending_stop = halt
             raise halt
         if isinstance(decision, Reuse):
-            return self._reuse(name, decision, schema, summary)
-        if decision.changed:
-            changed = f"stage {name} changed since its record was made ({decision.changed})"
-            state.observer.notice(f'{changed}: on_change="redo" redoes it and the stages after it')
-        if decision.start_point:
-            self._reach_start_point(name, decision.why or "")
-        return await self._run(name, work, schema, summary, decision.why)
+            value = self._reuse(name, decision, schema, summary)
+        else:
+            if decision.changed:
+                changed = f"stage {name} changed since its record was made ({decision.changed})"
+                state.observer.notice(f'{changed}: on_change="redo" redoes it and the stages after it')
+            if decision.start_point:
+                self._reach_start_point(name, decision.why or "")
+            value = await self._run(name, work, schema, summary, decision.why)
+            if fresh:
+                said = state.plan.fresh_ran(name, state.stage_values.get(name))
+                if said:
+                    state.observer.notice(said)
+        self._stop_after(name)
+        return value
 
     async def parallel(
         self,
@@ -381,7 +423,20 @@ class Context:
         `result` is what each branch's value must fit, as a stage's result. If a branch fails or
         stops, the others finish and are recorded, and the fan-out ends as the first that failed.
         """
-        return await run_each(self, name, items, work, result=result, key=key, concurrency=concurrency, summary=summary)
+        values = await run_each(
+            self, name, items, work, result=result, key=key, concurrency=concurrency, summary=summary
+        )
+        self._stop_after(name)
+        return values
+
+    def _stop_after(self, name: str) -> None:
+        """End the attempt once the stage --to-stage names has succeeded (run, reused or given)."""
+        state = self._state
+        if state.plan.to_stage is None or name != state.plan.to_stage:
+            return
+        stop = StopAfter(f"--to-stage {name}: the attempt ends once it has succeeded", redo=None)
+        state.pending_stop = stop  # a workflow that catches the stop and goes on fails, as for wf.stop
+        raise stop
 
     def _check_dropped_stop(self) -> None:
         stop = self._state.pending_stop
@@ -411,7 +466,8 @@ class Context:
     def _reuse(self, name: str, decision: Reuse, schema: Schema | None, summary: Callable[[Any], Any] | None) -> Any:
         state = self._state
         record = decision.record
-        if decision.how == "provided":
+        if decision.how in ("provided", "skipped"):
+            # A value given or kept is recorded now, as this attempt's: the stage's current record.
             provided = self._record(
                 name,
                 "succeeded",
@@ -420,8 +476,10 @@ class Context:
                 schema=schema,
                 summary=summary,
                 started=None,
-                origin="provided",
+                origin=decision.how,
             )
+            if decision.how == "skipped" and record is not None and isinstance(record.get("attempt"), int):
+                provided["value_of"] = record["attempt"]
             folder.write_stage_record(state.paths, provided)
             record = {**provided}
         if decision.how == "reused":
@@ -475,7 +533,10 @@ class Context:
                 )
         else:
             reused = set(state.plan.reused)
-            stale = [stage for stage in state.plan.records if stage not in reused and stage not in keep]
+            # A stage --skip-stage names keeps its value whatever the redo: it is recorded again as it is entered.
+            # A fresh stage ran before the start point: its record is this attempt's, and current.
+            kept = reused | state.plan.skip | set(state.ran) | keep
+            stale = [stage for stage in state.plan.records if stage not in kept]
             folder.invalidate(state.paths, stale, state.attempt, name)
         entries.append(state.paths.log, entries.start_point(attempt=state.attempt, stage=name, why=why))
 

@@ -15,6 +15,10 @@ def continue_words(request: RunRequest, paths: RunPaths) -> list[str]:
     words += ["--run-root", str(paths.root)]
     if request.from_stage:
         words += ["--from-stage", request.from_stage]
+    if request.to_stage:
+        words += ["--to-stage", request.to_stage]
+    for skip in request.skip_stages:
+        words += ["--skip-stage", skip]
     if request.values_file is not None:
         words += ["--values", str(request.values_file.absolute())]
     if request.timeout_text:

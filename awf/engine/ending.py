@@ -18,7 +18,7 @@ from . import attempt_outcome
 from . import from_stage as from_stage_rules
 from .context import AttemptState
 from .drive import Result
-from .errors import MissingPackage, Park, PlanStop, StageValueError, Stop, WorkflowError, stage_of
+from .errors import MissingPackage, Park, PlanStop, StageValueError, Stop, StopAfter, WorkflowError, stage_of
 from .fan_out import fan_out_note
 from .frames import user_traceback
 from .report import Ending as ReportEnding
@@ -141,6 +141,12 @@ def _returned(make: _Make, value: Any) -> AttemptEnd:
         return make.ending(
             attempt_outcome.FAILED, reason=f"the workflow returned a value out.json cannot hold: {problem}"
         )
+    if plan.to_stage and plan.to_stage not in plan.entered_names:
+        # Nothing came after it to hold back: the run's work is done, so the attempt completes.
+        state.observer.notice(
+            f"--to-stage {plan.to_stage}: the workflow returned without entering it (a branch not taken); "
+            "every stage it entered has run"
+        )
     ending = make.ending(attempt_outcome.COMPLETED, value=value)
     ending.plain = plain
     return ending
@@ -159,6 +165,9 @@ def _raised(make: _Make, error: BaseException, history: folder.History | None) -
 def _raised_alone(make: _Make, error: BaseException, history: folder.History | None) -> AttemptEnd:
     if isinstance(error, Park):
         return _parked(make, error)
+    if isinstance(error, StopAfter):
+        # Between stages, after the one --to-stage names: a plain continue goes on after it.
+        return make.ending(attempt_outcome.STOPPED, reason=error.reason, redo=None)
     if isinstance(error, Stop):
         redo = error.redo
         hints: list[str] = []

@@ -20,6 +20,11 @@ class PlanStop(Stop):
     """A stage awf can neither reuse nor run: the attempt stops there, and no record changes."""
 
 
+class StopAfter(Stop):
+    """The stage --to-stage names has succeeded: the attempt ends stopped, changing no record,
+    and a plain continue goes on after it."""
+
+
 class Park(BaseException):
     """Raised where a wait cannot be answered now: the attempt ends parked, waiting on `waits`.
 

@@ -17,15 +17,15 @@ from typing import Any
 from ..record.names import stage_name_problem
 
 
-def name_refusal(from_stage: str) -> str | None:
-    """The refusal for a --from-stage that cannot be a stage name, or None."""
+def name_refusal(from_stage: str, flag: str = "--from-stage") -> str | None:
+    """The refusal for a --from-stage (or `flag`, such as --to-stage) that cannot be a stage name, or None."""
     problem = stage_name_problem(from_stage)
     if not problem:
         return None
     # Stage names are lowercase, with '-' between words: the name as it would be written so.
     near = "-".join(from_stage.strip().lower().split())
     mean = f"; did you mean {near}?" if near != from_stage and not stage_name_problem(near) else ""
-    return f"--from-stage {from_stage}: {problem}{mean}"
+    return f"{flag} {from_stage}: {problem}{mean}"
 
 
 def _unique(names: Iterable[str]) -> list[str]:
@@ -37,7 +37,12 @@ def _near(from_stage: str, names: list[str]) -> str | None:
     return found[0] if found else None
 
 
-def unknown_refusal(from_stage: str, recorded: Iterable[str] | Mapping[str, Any], entered: Iterable[str]) -> str | None:
+def unknown_refusal(
+    from_stage: str,
+    recorded: Iterable[str] | Mapping[str, Any],
+    entered: Iterable[str],
+    flag: str = "--from-stage",
+) -> str | None:
     """The refusal for a --from-stage the workflow does not enter, or None when it enters it.
 
     Only for a look-ahead that saw the whole way: `entered` is every stage the workflow enters;
@@ -51,13 +56,13 @@ def unknown_refusal(from_stage: str, recorded: Iterable[str] | Mapping[str, Any]
     if from_stage in recorded:
         missed = never_reached(from_stage, records, entered)
         text = (
-            f"--from-stage {from_stage}: the workflow no longer enters it "
+            f"{flag} {from_stage}: the workflow no longer enters it "
             "(a renamed or removed stage, or a branch not taken);"
         )
         text += f" did you mean {missed.redo}?" if missed.redo else ""
         return text + f" the workflow enters: {', '.join(entered) or 'none'}"
     near = _near(from_stage, _unique([*recorded, *entered]))
-    text = f"--from-stage {from_stage}: no such stage;" + (f" did you mean {near}?" if near else "")
+    text = f"{flag} {from_stage}: no such stage;" + (f" did you mean {near}?" if near else "")
     choices = [f"recorded: {', '.join(recorded)}"] if recorded else []
     if set(entered) != set(recorded):
         choices.append(f"the workflow enters: {', '.join(entered) or 'none'}")

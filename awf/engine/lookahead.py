@@ -37,7 +37,7 @@ class Seen:
     """A stage the look-ahead entered before its start point."""
 
     name: str
-    how: str  # reused, provided, needs, none-needed
+    how: str  # reused, provided, skipped, needs, none-needed, fresh
     record: dict[str, Any] | None = None
     schema: Schema | None = None
     why: str | None = None  # for a stage that runs: why it does
@@ -111,11 +111,14 @@ class LookAhead:
         plan: StagePlan,
         replayed: list[str] | None = None,
         stamp: Stamp | None = None,
+        *,
+        fresh: bool = False,
     ) -> Any:
         """Decide as the real attempt would, but hand back a value instead of running anything.
 
-        `replayed`: the waits answered from the record so far, which a redo reached keeps."""
-        return self._decided(name, schema, plan, plan.enter(name, schema, stamp), replayed)
+        `replayed`: the waits answered from the record so far, which a redo reached keeps. A fresh
+        stage, whose work is not called here, hands back its recorded value as if it were the same."""
+        return self._decided(name, schema, plan, plan.enter(name, schema, stamp, fresh=fresh), replayed)
 
     def enter_each(
         self, name: str, branches: list[str], schema: Schema | None, plan: StagePlan, replayed: list[str] | None = None
@@ -160,6 +163,10 @@ class LookAhead:
         if isinstance(decision, Reuse):
             self.seen.append(Seen(name, decision.how, decision.record, schema))
             return decision.value
+        if isinstance(decision, Run) and decision.fresh:
+            record = plan.records.get(name)
+            self.seen.append(Seen(name, "fresh", record if isinstance(record, dict) else None, schema, decision.why))
+            return self._would_run(name, schema, plan)
         self.start = (name, decision.why or "")
         self.start_schema = schema
         if not self.beyond_start:

@@ -21,6 +21,9 @@ class Observer(Protocol):
 
     def logged(self, stage: str | None, message: str) -> None: ...
 
+    def status(self, text: str, progress: float | None) -> None:
+        """What the workflow says it is doing (wf.status): shown until the next one or the attempt's end."""
+
     def group_started(self, label: str, branches: int, concurrency: int | None) -> None:
         """A fan-out's branches start: `wf.each`'s that run (each then a stage), or `wf.parallel`'s."""
 
@@ -66,6 +69,9 @@ class Silent:
         pass
 
     def logged(self, stage: str | None, message: str) -> None:
+        pass
+
+    def status(self, text: str, progress: float | None) -> None:
         pass
 
     def group_started(self, label: str, branches: int, concurrency: int | None) -> None:

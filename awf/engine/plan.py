@@ -24,7 +24,8 @@ class Reuse:
 
     value: Any  # as the workflow gets it: for a result that is a Python type, an instance of it
     record: dict[str, Any] | None
-    how: str = "reused"  # or "provided": given with --values, recorded now
+    # Or "provided": given with --values, recorded now; or "skipped": --skip-stage kept its recorded value.
+    how: str = "reused"
     plain: Any = None  # as it is recorded: plain JSON
 
 
@@ -35,6 +36,7 @@ class Run:
     start_point: bool
     why: str | None = None
     changed: str | None = None  # a stage redone because its version or cache key changed: what changed
+    fresh: bool = False  # a fresh=True stage before the start point: it runs, and is no start point
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,10 @@ class StagePlan:
     from_stage: str | None = None
     values: dict[str, Any] = field(default_factory=dict)
     reached: bool = False
+    to_stage: str | None = None  # --to-stage: the attempt ends once this stage has succeeded
+    skip: frozenset[str] = frozenset()  # --skip-stage: stages whose work is not run, wherever they are
+    # A fresh=True stage whose value differs from its record's: the stage after it is the start point.
+    fresh_changed: str | None = None
     reused: list[str] = field(default_factory=list)
     entered: list[str] = field(default_factory=list)
     # The same names as a set: whether a name was entered is asked at every stage.
@@ -97,9 +103,16 @@ class StagePlan:
     # The run's stages folder, to name a record's file in a complaint about it.
     stages_dir: Path | None = None
 
-    def enter(self, name: str, schema: Schema | None, stamp: Stamp | None = None) -> Decision:
+    def enter(self, name: str, schema: Schema | None, stamp: Stamp | None = None, *, fresh: bool = False) -> Decision:
         self.entered.append(name)
         self.entered_names.add(name)
+        if name in self.skip:
+            return self._skipped(name, schema)
+        if self.fresh_changed is not None and not self.reached and not self.events:
+            self.reached = True
+            return Run(True, f"fresh stage {self.fresh_changed}'s value changed")
+        if fresh and (self.events or not self.reached) and name != self.from_stage:
+            return Run(False, "fresh=True: it runs on every attempt", fresh=True)
         if self.events and self.redo is not None and self.redo.reached:
             return self._after_redo(name, schema, stamp)
         if self.reached and not self.events:
@@ -118,6 +131,9 @@ class StagePlan:
         """
         self.entered.extend([name, *branches])
         self.entered_names.update([name, *branches])
+        if name in self.skip:
+            reason = f"--skip-stage {name}: a fan-out is not skipped; redo it, or skip the stages around it"
+            return [Halt(reason) for _ in branches]
         if self.events and self.redo is not None and self.redo.reached:
             return [self._after_redo(branch, schema) for branch in branches]
         if self.reached and not self.events:
@@ -168,6 +184,43 @@ class StagePlan:
             crashed = self.interrupted_in.get(name) if record is None else None
             return Run(True, f"no record: attempt {crashed} was interrupted in it" if crashed else _why_run(record))
         return self._reuse(name, record, schema, stamp)
+
+    def _skipped(self, name: str, schema: Schema | None) -> Decision:
+        """A stage --skip-stage names: its work is not called; it takes the value --values gives, or
+        else its recorded one, wherever it comes, before the start point or after it."""
+        if name in self.values:
+            return self._provided(name, schema)
+        record = self.records.get(name)
+        if schema is None:
+            self.reused.append(name)
+            return Reuse(None, record if isinstance(record, dict) else None, "skipped")
+        if isinstance(record, RecordError):
+            return Halt(f"--skip-stage {name}: its record cannot be used: {record}", redo=name)
+        if record is None or record["outcome"] != "succeeded":
+            return Halt(f"--skip-stage {name}: it has a result and no succeeded record; give its value with --values")
+        plain = record.get("value")
+        value, problem = schema.load(plain)
+        if problem:
+            file = self.record_file(name)
+            return Halt(f"--skip-stage {name}: its recorded value ({file}) no longer fits its result: {problem}")
+        self.reused.append(name)
+        return Reuse(value, record, "skipped", plain)
+
+    def fresh_ran(self, name: str, plain: Any) -> str | None:
+        """A fresh stage's new value, compared with its record's: what to say when it changed.
+        Nothing to compare (no succeeded record) or the same value leaves the stages after it as
+        they were; a different one makes the stage after it the start point."""
+        record = self.records.get(name)
+        if self.reached or self.events or not isinstance(record, dict) or record.get("outcome") != "succeeded":
+            return None  # in a run with events, records stay current: a redo is --from-stage's
+        if _canonical(record.get("value")) == _canonical(plain):
+            return None
+        self.fresh_changed = name
+        old, new = _shortened(_canonical(record.get("value")), _canonical(plain))
+        return (
+            f"fresh stage {name}'s value changed since attempt {record.get('attempt')} ({old} → {new}): "
+            "the stages after it run again"
+        )
 
     def _after_redo(self, name: str, schema: Schema | None, stamp: Stamp | None = None) -> Decision:
         redo = self.redo

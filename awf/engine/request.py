@@ -20,6 +20,8 @@ class RunRequest:
     run_root: Path | None = None
     argv: list[str] | None = None  # the words after `--`; None when none were given
     from_stage: str | None = None
+    to_stage: str | None = None  # --to-stage: the attempt ends once this stage has succeeded
+    skip_stages: list[str] = field(default_factory=list)  # --skip-stage: stages whose work is not run
     values_file: Path | None = None
     preview: bool = False  # --plan: look ahead, run nothing
     # Agents a crashed attempt left running: a continue refuses to start beside them unless told.

@@ -4,6 +4,7 @@ preview of all of it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from .schema_text import type_text
 from .workflow import Workflow
 
 if TYPE_CHECKING:
+    from .check import Spelled
     from .lookahead import LookAhead
 
 
@@ -35,6 +37,7 @@ class Start:
     mark: RedoMark | None = None  # a redo that a run with events keeps across its attempts
     look: LookAhead | None = None  # what the look-ahead found, when it ran
     preset: AttemptEnd | None = None  # the stop the look-ahead already knows the attempt ends with
+    skip: frozenset[str] = frozenset()  # --skip-stage
 
 
 @dataclass
@@ -48,6 +51,7 @@ class Preview:
     go_on: str
     records: dict[str, Any]
     preset: AttemptEnd | None = None  # the stop the look-ahead already knows the attempt ends with
+    to_stage: str | None = None  # --to-stage: the stage the attempt ends after
 
     @property
     def would_stop(self) -> bool:
@@ -70,8 +74,21 @@ def find_start(
         mark, from_stage = attempt_events.redo_mark(run.history, run.attempt, request.from_stage)
     else:
         mark, from_stage = None, request.from_stage or _inherited_from_stage(run.history, records)
-    start = Start(records, from_stage, values, mark)
-    if from_stage or request.preview:
+    start = Start(records, from_stage, values, mark, skip=frozenset(request.skip_stages))
+    if request.to_stage:
+        refuse_unknown("--to-stage", request.to_stage, workflow, _spelled(workflow), records)
+    if request.skip_stages:
+        refuse_skips(request, workflow, records, values)
+    if values is not None and not from_stage:
+        # Without a start part-way, --values gives only the stages --skip-stage names.
+        other = [name for name in values if name not in request.skip_stages]
+        if other:
+            raise Refusal(
+                f"--values {request.values_file} gives {', '.join(other)}, which --skip-stage does not name: "
+                "without --from-stage, --values gives only the stages skipped"
+            )
+    # A --to-stage on a continue is looked ahead to as well: the records may show it is no stage.
+    if from_stage or request.preview or (request.to_stage and records):
         start.look = look = _look_ahead(workflow, run, start, request.preview)
         _refuse_start(request, run.paths, records, look)
         start.preset = _check_look_ahead(request, run.paths, look, start)
@@ -84,10 +101,85 @@ def _refuse_start(request: RunRequest, paths: RunPaths, records: dict[str, Any],
         refusal = from_stage_rules.unknown_refusal(request.from_stage, records, [s.name for s in look.seen])
         if refusal:
             raise Refusal(refusal)
+    if request.to_stage:
+        _refuse_to_stage(request.to_stage, records, look, request.from_stage)
     if request.from_stage and look.parks_before_start and not look.needs:
         from . import attempt_events
 
         raise Refusal(attempt_events.park_refusal(paths, request, look))
+
+
+def _spelled(workflow: Workflow[Any]) -> Spelled | None:
+    """The stage names the workflow's file spells out, or None where it cannot say them all."""
+    if workflow.source_file is None:
+        return None
+    from .check import stage_names_in  # deferred: only --to-stage and --skip-stage read the source
+
+    try:
+        return stage_names_in(workflow.source_file.read_bytes())
+    except OSError:
+        return None
+
+
+def refuse_unknown(
+    flag: str, name: str, workflow: Workflow[Any], spelled: Spelled | None, records: Mapping[str, object]
+) -> None:
+    """Refuse a stage named with `flag` (--to-stage, --skip-stage) that the workflow's file names
+    nowhere, when its source spells out every stage name: a typo would otherwise run what it was
+    meant to hold back."""
+    if name in records or spelled is None or spelled.names_it(name):
+        return
+    refusal = from_stage_rules.unknown_refusal(name, records, sorted(spelled.names), flag)
+    if refusal:
+        assert workflow.source_file is not None
+        raise Refusal(refusal.replace("the workflow enters:", f"{workflow.source_file.name} names:"))
+
+
+def refuse_skips(
+    request: RunRequest, workflow: Workflow[Any], records: Mapping[str, object], values: Mapping[str, object] | None
+) -> None:
+    """Refuse a --skip-stage that cannot be done: a name that is no stage, the --from-stage itself,
+    or a stage with a result and no value to take (none given with --values, no succeeded record)."""
+    spelled = _spelled(workflow)
+    for name in request.skip_stages:
+        refuse_unknown("--skip-stage", name, workflow, spelled, records)
+        if spelled is not None and name in spelled.fan_outs:
+            raise Refusal(f"--skip-stage {name}: a fan-out is not skipped; redo it, or skip the stages around it")
+        if name == request.from_stage:
+            raise Refusal(f"--skip-stage {name} is the --from-stage: a redo from a stage runs it; skip another")
+        if values is not None and name in values:
+            continue
+        record = records.get(name)
+        if isinstance(record, dict) and record.get("outcome") == "succeeded":
+            continue
+        if isinstance(record, dict) and record.get("has_result") is False:
+            continue
+        if spelled is not None and name in spelled.without_result:
+            continue
+        had = (
+            f" (its record {record.get('outcome')} in attempt {record.get('attempt')})"
+            if isinstance(record, dict)
+            else ""
+        )
+        raise Refusal(
+            f"--skip-stage {name}: it has a result and no value to take: no succeeded record{had}, and no --values;"
+            f" give its value in a JSON file by stage name with --values FILE"
+        )
+
+
+def _refuse_to_stage(to_stage: str, records: Mapping[str, object], look: LookAhead, from_stage: str | None) -> None:
+    """Refuse a --to-stage the workflow returns without entering, or one it passes before its
+    --from-stage: either attempt would run nothing it was asked to."""
+    seen = [s.name for s in look.seen]
+    if look.returned:
+        refusal = from_stage_rules.unknown_refusal(to_stage, records, seen, "--to-stage")
+        if refusal:
+            raise Refusal(refusal)
+    if from_stage and to_stage != from_stage and to_stage in seen:
+        raise Refusal(
+            f"--to-stage {to_stage} comes before --from-stage {from_stage}, so the attempt would end before it "
+            f"redoes anything: give a --to-stage at or after {from_stage}"
+        )
 
 
 def preview(request: RunRequest, run: Run, claimed: Claimed | None, start: Start) -> Preview:
@@ -99,7 +191,9 @@ def preview(request: RunRequest, run: Run, claimed: Claimed | None, start: Start
         if left and not (request.end_leftovers or request.ignore_leftovers):
             raise Refusal(attempt_agents.leftovers_refusal(run.paths, left))
     go_on = _preview_go_on(request, run.paths.id, start.look, start.from_stage, start.preset, run.history)
-    return Preview(run.paths.name, run.attempt, start.look, start.from_stage, go_on, start.records, start.preset)
+    return Preview(
+        run.paths.name, run.attempt, start.look, start.from_stage, go_on, start.records, start.preset, request.to_stage
+    )
 
 
 def _inherited_from_stage(history: folder.History | None, records: dict[str, Any]) -> str | None:
@@ -137,6 +231,7 @@ def _look_ahead(workflow: Workflow[Any], run: Run, start: Start, preview: bool) 
         dict(start.values or {}),
         events=bool(workflow.events),
         redo=start.mark,
+        skip=start.skip,
     )
     state = AttemptState(
         paths=run.paths,
@@ -162,7 +257,7 @@ def _check_look_ahead(request: RunRequest, paths: RunPaths, look: LookAhead, sta
     """Refuse a --values file with problems; stop at once when values are needed and not given."""
     from_stage, values, records = start.from_stage, start.values, start.records
     if values is not None:
-        known = {seen.name for seen in look.seen} | look.fan_outs
+        known = {seen.name for seen in look.seen} | look.fan_outs | set(request.skip_stages)
         problems = list(look.value_problems)
         for name in values:
             if name not in known:

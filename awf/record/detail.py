@@ -4,7 +4,7 @@ the command that goes on. Nothing here is stored; all of it is derived on every 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from .folder import Attempt, History, read_history, read_json_file, read_stage_r
 from .layout import RUNS_DIR, RunPaths, working_folder
 from .log import read_lines
 from .redo import stale_stages
+from .summary import WfStatus, wf_status
 
 
 @dataclass
@@ -39,6 +40,8 @@ class RunDetail:
     stale: dict[str, str] = field(default_factory=dict)
     # A run with a worktree: whether it holds changes not committed (None: not looked, or unreadable).
     worktree_changes: bool | None = None
+    # What the running attempt's workflow says it is doing (wf.status).
+    wf_status: WfStatus | None = None
 
     @property
     def status(self) -> str:
@@ -90,6 +93,7 @@ class RunDetail:
             "waiting": self.waiting,
             "queued": self.queued,
             "crash_looping": self.crash_looping,
+            "wf_status": self.wf_status,
         }
 
     def _worktree(self) -> dict[str, Any] | None:
@@ -137,12 +141,17 @@ class _LogRead:
         self.redo_lines: list[dict[str, Any]] = []
         self.logged: dict[str, dict[str, Any]] = {}
         self.shown: dict[str, str | None] = {}
+        self.status: Mapping[str, Any] | None = None  # the last wf.status of the last attempt
         self._current = current
         self._events = events
         for line in read_lines(paths.log, problems=[]):
             self._take(line.kind, line.entry)
 
     def _take(self, kind: str, entry: dict[str, Any]) -> None:
+        if kind == "attempt-start":
+            self.status = None
+        elif kind == "status":
+            self.status = entry
         if kind in ("turn", "usage"):
             self.costs.add(entry)
         elif kind == "stage" and entry["stage"] in self._current:
@@ -171,6 +180,8 @@ def read_detail(paths: RunPaths, here: Path | None = None) -> RunDetail:
     stages = read_stage_records(paths)
     seen = _LogRead(paths, stages, events="events" in history.run)
     detail = RunDetail(paths, history, stages, seen.costs.turns, moved, unreadable=unreadable)
+    if seen.status is not None and detail.status == "running":
+        detail.wf_status = wf_status(seen.status)
     if "events" in history.run:
         try:
             detail.queued = waiting.queued(paths, seen.taken)

@@ -296,6 +296,21 @@ def log(**fields: Unpack[LogFields]) -> LogLine:
     return {"version": FORMAT_VERSION, "kind": "log", "at": now_iso(), **fields}
 
 
+class StatusFields(TypedDict):
+    attempt: int
+    text: str  # what the workflow says it is doing, shown until the next status or the attempt's end
+    progress: NotRequired[float | None]  # how far along, from 0 to 1, when the workflow says
+    stage: NotRequired[str]  # the stage it was set in
+
+
+class StatusLine(_Head, StatusFields):
+    kind: Literal["status"]
+
+
+def status(**fields: Unpack[StatusFields]) -> StatusLine:
+    return {"version": FORMAT_VERSION, "kind": "status", "at": now_iso(), **fields}
+
+
 # --- agents and turns -----------------------------------------------------------------------
 
 
@@ -576,6 +591,7 @@ Entry = (
     | StartPointLine
     | InvalidatedLine
     | LogLine
+    | StatusLine
     | AgentLine
     | AgentProcessLine
     | PaneLine
@@ -608,6 +624,7 @@ SHAPES: dict[str, type] = {
     "start-point": StartPointLine,
     "invalidated": InvalidatedLine,
     "log": LogLine,
+    "status": StatusLine,
     "agent": AgentLine,
     "agent-process": AgentProcessLine,
     "pane": PaneLine,
@@ -626,7 +643,7 @@ KINDS = frozenset(SHAPES)
 
 # Kinds that only report progress: a crash that loses one loses nothing a continue needs, and a
 # continue writes one for each of thousands of stages, so they are appended without an fsync.
-PROGRESS_KINDS = frozenset({"stage-start", "stage-reused", "log", "agent", "slot-wait"})
+PROGRESS_KINDS = frozenset({"stage-start", "stage-reused", "log", "status", "agent", "slot-wait"})
 
 
 def append(path: Path, line: Entry) -> int:

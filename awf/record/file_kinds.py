@@ -31,7 +31,7 @@ class ForkedRecord(TypedDict):
 class StageRecordFields(TypedDict):
     stage: str
     outcome: str  # succeeded, failed or stopped: only a succeeded record is reused
-    origin: str  # ran: its work returned it; provided: --values gave it
+    origin: str  # ran: its work returned it; provided: --values gave it; skipped: --skip-stage kept its value
     attempt: int  # the attempt that wrote it
     started: NotRequired[str | None]  # ISO 8601 time its work began
     ended: NotRequired[str]  # ISO 8601 time it was written
@@ -43,6 +43,7 @@ class StageRecordFields(TypedDict):
     workflow_version: NotRequired[str | None]
     stage_version: NotRequired[str | None]  # wf.stage(..., version=): a continue checks it against the code's
     cache_key: NotRequired[Any]  # wf.stage(..., cache_key=): any JSON value, checked as stage_version is
+    value_of: NotRequired[int]  # a skipped stage: the attempt whose record's value it kept
     branch_of: NotRequired[str]  # a fan-out's branch, `{branch_of}@{key}`: the fan-out it is of
     branches: NotRequired[list[str]]  # a fan-out: its branches' keys, in the items' order
     forked_from: NotRequired[ForkedRecord]  # copied from another run by awf fork

@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from . import waiting
 from .agent_slots import waiting_text
@@ -35,6 +35,7 @@ _KINDS = frozenset(
     (
         "attempt-start",
         "attempt-end",
+        "status",
         "stage-start",
         "stage",
         "turn",
@@ -75,6 +76,8 @@ class RunSummary:
     slot: str | None = None  # a running attempt's turn that waits for a slot: `waiting for a claude slot (…)`
     branch: str | None = None  # the branch of the run's own worktree, with --worktree
     forked_from: ForkedFromFields | None = None  # made by awf fork: the source run and the stage
+    # What the running attempt's workflow says it is doing (wf.status): its text and progress.
+    wf_status: WfStatus | None = None
 
     def as_json(self) -> dict[str, Any]:
         from .clock import iso
@@ -97,8 +100,22 @@ class RunSummary:
             "pid": self.pid,
             "branch": self.branch,
             "forked_from": self.forked_from,
+            "wf_status": self.wf_status,
             "record": str(self.dir),
         }
+
+
+class WfStatus(TypedDict):
+    """What a running attempt's workflow says it is doing (wf.status)."""
+
+    text: str
+    progress: float | None  # from 0 to 1, when the workflow says
+
+
+def wf_status(entry: Mapping[str, Any]) -> WfStatus:
+    """A status line as `awf runs` shows it."""
+    progress = entry.get("progress")
+    return {"text": str(entry.get("text", "")), "progress": progress if isinstance(progress, (int, float)) else None}
 
 
 def run_folders(root: Path, workflow: str | None = None) -> Iterator[RunPaths]:
@@ -211,6 +228,9 @@ def _read_attempt(summary: RunSummary, seen: _Seen, start: dict[str, Any] | None
     pid = _number(start, "pid", log)
     if is_alive(pid, start.get("process_start"), os.path.join(folder, "attempt.lock")):
         summary.status, summary.pid, summary.process_start = "running", pid, start.get("process_start")
+        said = seen.parsed(seen.status)
+        if said is not None:
+            summary.wf_status = wf_status(said)
 
 
 _Raw = tuple[int, bytes]  # a line of the log, and the offset it starts at
@@ -226,6 +246,7 @@ class _Seen:
         self.start: _Raw | None = None  # the last attempt-start
         self.ends: list[_Raw] = []  # the attempt-end lines since it
         self.entered: _Raw | None = None  # the last stage-start since it
+        self.status: _Raw | None = None  # the last status (wf.status) since it
         self.queued: _Raw | None = None  # the last queued line since it
         self.unqueued: _Raw | None = None  # the last unqueued line since that
         self.slot_waits: list[_Raw] = []  # the slot-wait lines since it whose turn has not started
@@ -236,8 +257,7 @@ class _Seen:
 
     def add(self, offset: int, kind: str, raw: bytes) -> None:
         if kind == "attempt-start":
-            self.start, self.ends, self.entered, self.queued, self.unqueued = (offset, raw), [], None, None, None
-            self.slot_waits = []
+            self._begin(offset, raw)
         elif kind in ("slot-wait", "turn-start"):
             self._slots(offset, kind, raw)
         elif kind == "attempt-end":
@@ -246,10 +266,10 @@ class _Seen:
                 self.ended.add((self.parsed((offset, raw)) or {}).get("attempt"))
         elif kind == "stage-start":
             self.entered = (offset, raw)
-        elif kind == "queued":
-            self.queued, self.unqueued = (offset, raw), None
-        elif kind == "unqueued":
-            self.unqueued = (offset, raw)
+        elif kind == "status":
+            self.status = (offset, raw)
+        elif kind in ("queued", "unqueued"):
+            self._queue_line(kind, (offset, raw))
         elif kind in ("turn", "usage"):
             entry = self.parsed((offset, raw))
             if entry is not None:
@@ -262,6 +282,17 @@ class _Seen:
 
     def parsed(self, line: _Raw | None) -> dict[str, Any] | None:
         return _entry(self.path, *line) if line is not None else None
+
+    def _queue_line(self, kind: str, line: _Raw) -> None:
+        if kind == "queued":
+            self.queued, self.unqueued = line, None
+        else:
+            self.unqueued = line
+
+    def _begin(self, offset: int, raw: bytes) -> None:
+        """An attempt starts: what the one before it was in, said or waited for is over."""
+        self.start, self.ends, self.entered, self.queued, self.unqueued = (offset, raw), [], None, None, None
+        self.status, self.slot_waits = None, []
 
     def _slots(self, offset: int, kind: str, raw: bytes) -> None:
         """A turn's wait for a slot, and the start that ends it; a turn-start is read only while a

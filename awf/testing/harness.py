@@ -70,6 +70,9 @@ class Watch(Silent):
     def logged(self, stage: str | None, message: str) -> None:
         self.touch()
 
+    def status(self, text: str, progress: float | None) -> None:
+        self.touch()
+
     def group_started(self, label: str, branches: int, concurrency: int | None) -> None:
         self.touch()
 

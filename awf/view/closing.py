@@ -124,7 +124,7 @@ def totals(out: dict[str, Any], costs: list[TurnCost]) -> str:
     """Stages ran and reused, the attempt's time, its agents' turns and what they cost, and what
     the run has cost so far when that is more."""
     stages = out.get("stages") or []
-    how = {key: sum(1 for item in stages if item.get("how") == key) for key in ("ran", "reused", "provided")}
+    how = {key: sum(1 for item in stages if item.get("how") == key) for key in ("ran", "reused", "provided", "skipped")}
     parts = [f"{len(stages)} stage{'' if len(stages) == 1 else 's'}"]
     detail = [f"{count} {key}" for key, count in how.items() if count]
     if detail:

@@ -8,7 +8,7 @@ from typing import Any, TextIO
 
 from ..engine.durations import format_duration
 from ..record.clock import age
-from .one_line import first_line, recorded_by
+from .one_line import first_line, recorded_by, skipped_text, status_text
 
 MARKS = {"succeeded": "✓", "stopped": "■", "failed": "✗"}
 HOUR = 3600.0
@@ -40,6 +40,9 @@ class LineReporter:
         if how == "provided":
             self._say(f"↺ {name}  given with --values")
             return
+        if how == "skipped":
+            self._say(f"↷ {name}  {skipped_text(record)}")
+            return
         record = record or {}
         seconds = age(record.get("ended"))
         old = f", {format_duration(seconds)} ago" if seconds is not None and seconds >= HOUR else ""
@@ -59,6 +62,9 @@ class LineReporter:
 
     def logged(self, stage: str | None, message: str) -> None:
         self._say(f"  {message}")
+
+    def status(self, text: str, progress: float | None) -> None:
+        self._say(f"… {status_text(text, progress)}")
 
     def group_started(self, label: str, branches: int, concurrency: int | None) -> None:
         at_once = f", {concurrency} at a time" if concurrency is not None and concurrency < branches else ""

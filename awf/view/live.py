@@ -24,13 +24,13 @@ from ..record.clock import age, parse_iso
 from .closing import closing_lines
 from .lines import GONE_WITHOUT_ENDING, HOUR
 from .lines import MARKS as STAGE_MARKS
-from .one_line import first_line, recorded_by
+from .one_line import first_line, recorded_by, skipped_text, status_text
 
 if TYPE_CHECKING:
     from rich.live import Live
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-MARKS = {**STAGE_MARKS, "interrupted": "✗", "reused": "↺", "provided": "↺"}
+MARKS = {**STAGE_MARKS, "interrupted": "✗", "reused": "↺", "provided": "↺", "skipped": "↷"}
 STYLES = {
     "succeeded": "green",
     "stopped": "yellow",
@@ -71,6 +71,7 @@ class ViewState:
     rows: list[StageRow] = field(default_factory=list)
     agents: dict[str, AgentRow] = field(default_factory=dict)
     ended: float | None = None
+    status: str | None = None  # what the workflow says it is doing (wf.status), until the next or the end
 
     def row(self, name: str) -> StageRow | None:
         return next((row for row in self.rows if row.name == name), None)
@@ -110,6 +111,8 @@ def render_lines(state: ViewState, now: float | None = None) -> list[tuple[str, 
         if row.state == "running":
             for agent in state.agents.values():
                 lines.append((f"      {_agent_text(agent, now)}", ""))
+    if state.status and state.ended is None:
+        lines.append((f"  … {state.status}", "cyan"))
     return lines
 
 
@@ -123,6 +126,8 @@ def _stage_text(row: StageRow, width: int, now: float) -> str:
         return f"· {name}  recorded by {recorded_by(record)}, to come"
     if row.state == "provided":
         return f"↺ {name}  given with --values"
+    if row.state == "skipped":
+        return f"↷ {name}  {skipped_text(record)}"
     if row.state == "reused":
         seconds = age(record.get("ended"), now)
         old = f", {format_duration(seconds)} ago" if seconds is not None and seconds >= HOUR else ""
@@ -263,7 +268,7 @@ class LiveView:
 
     def stage_reused(self, name: str, value: Any, record: dict[str, Any] | None, how: str) -> None:
         with self.lock:
-            self.state.place(StageRow(name, "provided" if how == "provided" else "reused", record))
+            self.state.place(StageRow(name, how if how in ("provided", "skipped") else "reused", record))
 
     def stage_started(self, name: str, why: str | None) -> None:
         with self.lock:
@@ -283,6 +288,11 @@ class LiveView:
 
     def logged(self, stage: str | None, message: str) -> None:
         self._print(f"  {message}")
+
+    def status(self, text: str, progress: float | None) -> None:
+        with self.lock:
+            self.state.status = status_text(text, progress) or None
+        self.redraw()
 
     def group_started(self, label: str, branches: int, concurrency: int | None) -> None:
         at_once = f", {concurrency} at a time" if concurrency is not None and concurrency < branches else ""

@@ -12,6 +12,7 @@ from ..record import entries, file_kinds
 from ..record.agent_slots import waiting_text
 from ..record.clock import parse_iso
 from ..record.costs import money, turn_cost
+from .one_line import skipped_text, status_text
 
 MARKS = {"succeeded": "✓", "stopped": "■", "failed": "✗"}
 
@@ -71,7 +72,8 @@ def _attempt_start(entry: entries.AttemptStartLine) -> str:
         if value in (None, False):
             continue
         option = "--" + key.replace("_", "-")
-        words.append(option if value is True else f"{option} {value}")
+        for one in value if isinstance(value, list) else [value]:  # a repeatable flag, once a value
+            words.append(option if one is True else f"{option} {one}")
     return f"attempt {entry.get('attempt')} started ({', '.join(words)})"
 
 
@@ -92,6 +94,8 @@ def _stage(entry: entries.StageLine) -> str:
         return f"↺ {name}  copied from {forked.get('run')}, as its attempt {forked.get('attempt')} recorded it"
     if record.get("origin") == "provided":
         return f"↺ {name}  given with --values"
+    if record.get("origin") == "skipped":
+        return f"↷ {name}  {skipped_text(record)}"
     if outcome == "succeeded":
         took = _took(record)
         summary = f" · {record['summary']}" if record.get("summary") else ""
@@ -122,6 +126,10 @@ def _invalidated(entry: entries.InvalidatedLine) -> str:
 def _log(entry: entries.LogLine) -> str:
     where = f"[{entry['stage']}] " if entry.get("stage") else ""
     return f"{where}{entry.get('message')}"
+
+
+def _status(entry: entries.StatusLine) -> str:
+    return "status: " + status_text(entry.get("text"), entry.get("progress"))
 
 
 def _attempt_end(entry: entries.AttemptEndLine) -> str:
@@ -269,6 +277,7 @@ FORMATTERS: dict[str, Callable[[Any], str]] = {  # each takes the line of its ki
     "start-point": _start_point,
     "invalidated": _invalidated,
     "log": _log,
+    "status": _status,
     "attempt-end": _attempt_end,
     "torn": _torn,
     "agent": _agent,

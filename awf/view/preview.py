@@ -10,6 +10,7 @@ from ..engine.lookahead import LookAhead, Seen
 from ..engine.schema_text import type_text
 from ..engine.start_point import Preview
 from ..record.clock import age
+from .one_line import skipped_text
 from .runs_table import waits_text
 
 
@@ -34,6 +35,7 @@ def preview_data(preview: Preview) -> dict[str, Any]:
         "stop": None,
         "park": look.park,
         "go_on": preview.go_on or None,
+        "to_stage": preview.to_stage,
     }
     if look.halt:
         stage, halt = look.halt
@@ -95,6 +97,8 @@ def preview_text(preview: Preview) -> str:
         lines.append("  ✓ the workflow returns")
     if look.ended:
         lines.append(f"  … the look-ahead stops here: {look.ended}")
+    if preview.to_stage and not preview.would_stop:
+        lines.append(f"  ■ the attempt ends stopped (exit 3) once {preview.to_stage} has succeeded (--to-stage)")
     lines.append(_would(preview))
     if preview.go_on:
         lines.append(f"go on: {preview.go_on}")
@@ -129,6 +133,10 @@ def _stage_line(seen: Seen, width: int) -> str:
         return f"  ↺ {seen.name:<{width}}  reuse: succeeded in attempt {record.get('attempt')}{ago}"
     if seen.how == "provided":
         return f"  ↺ {seen.name:<{width}}  the value given with --values"
+    if seen.how == "fresh":
+        return f"  ⟳ {seen.name:<{width}}  runs (fresh=True); if its value changes, the stages after it run again"
+    if seen.how == "skipped":
+        return f"  ↷ {seen.name:<{width}}  {skipped_text(seen.record)}"
     if seen.how == "needs":
         return f"  ? {seen.name:<{width}}  needs a value: {type_text(seen.json_schema)}"
     return f"  ▸ {seen.name:<{width}}  runs ({seen.why})" if seen.why else f"  ▸ {seen.name:<{width}}  runs"

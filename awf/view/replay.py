@@ -134,10 +134,11 @@ class Replay:
     def _stage(self, entry: dict[str, Any]) -> None:
         record = entry["record"]
         self.stage = None
-        if record.get("origin") == "provided":
+        if record.get("origin") in ("provided", "skipped"):
+            how = record["origin"]
             self.announced.add(record["stage"])
-            self.stages.append({"stage": record["stage"], "how": "provided"})
-            self.view.stage_reused(record["stage"], record.get("value"), record, "provided")
+            self.stages.append({"stage": record["stage"], "how": how})
+            self.view.stage_reused(record["stage"], record.get("value"), record, how)
         else:
             self.stages.append({"stage": record["stage"], "how": "ran"})
             self.view.stage_ended(record, _seconds(record))
@@ -145,6 +146,9 @@ class Replay:
     def _slot_wait(self, entry: Mapping[str, Any]) -> None:
         why = waiting_text(entry["harness"], entry["held_by"])
         self.view.agent_turn_waiting(entry.get("stage"), entry["agent"], why)
+
+    def _status(self, entry: Mapping[str, Any]) -> None:
+        self.view.status(entry.get("text", ""), entry.get("progress"))
 
     def _log(self, entry: dict[str, Any]) -> None:
         self.view.logged(entry.get("stage"), entry.get("message", ""))
@@ -276,6 +280,7 @@ TOLD: dict[str, Callable[[Replay, dict[str, Any]], None]] = {
     "stage-start": Replay._stage_start,
     "stage": Replay._stage,
     "log": Replay._log,
+    "status": Replay._status,
     "agent": Replay._agent,
     "slot-wait": Replay._slot_wait,
     "turn": Replay._turn,

@@ -16,6 +16,7 @@ from ..record.summary import RunSummary
 from ..record.waiting import crash_loop_text
 from .log_text import forked_text
 from .one_line import first_line
+from .one_line import status_text as said_text
 
 
 def ago(seconds: float | None) -> str:
@@ -61,6 +62,8 @@ def _status(summary: RunSummary) -> str:
         text += f", place {summary.place}"
     if summary.slot is not None:
         text += f", {summary.slot}"
+    if summary.wf_status is not None:
+        text += " · " + said_text(summary.wf_status["text"], summary.wf_status["progress"])
     return f"{text} · {forked_text(summary.forked_from)}" if summary.forked_from else text
 
 
@@ -137,6 +140,8 @@ def detail(run: RunDetail, now: float | None = None, left: list[str] | None = No
     status = status_text(
         data["status"], data["waiting"], data["queued"], data["crash_looping"], data["workflow"], data["id"]
     )
+    if data.get("wf_status"):
+        status += " · " + said_text(data["wf_status"]["text"], data["wf_status"]["progress"])
     head = f"{data['workflow']}/{data['id']}  {status}"
     last = run.history.last
     between = last is not None and last.end is not None and not last.end.get("stage") and last.end.get("after")
@@ -222,7 +227,8 @@ def _flags(flags: dict[str, Any]) -> str:
     words = []
     for key, value in flags.items():
         option = "--" + key.replace("_", "-")
-        words.append(option if value is True else f"{option} {value}")
+        for one in value if isinstance(value, list) else [value]:  # a repeatable flag, once a value
+            words.append(option if one is True else f"{option} {one}")
     return " ".join(words)
 
 

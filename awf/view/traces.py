@@ -181,6 +181,13 @@ class Traced:
         self.turn_spans[(stage, agent)] = span
         return {"TRACEPARENT": traceparent(span)}
 
+    def status(self, text: str, progress: float | None) -> None:
+        self.view.status(text, progress)
+        if self.attempt is not None:  # wf.status: an event of the attempt, and its latest as attributes
+            said: dict[str, str | float] = {"text": text, **({"progress": progress} if progress is not None else {})}
+            self.attempt.add_event("awf.status", said)
+            self.attempt.set_attribute("awf.status", text)
+
     def agent_turn_waiting(self, stage: str | None, agent: str, why: str) -> None:
         self.view.agent_turn_waiting(stage, agent, why)
         # Before its turn starts (--max-agents): an event of the stage, or of the attempt.

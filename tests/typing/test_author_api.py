@@ -67,6 +67,11 @@ async def typed(wf: awf.Context) -> Plan:
     assert_type(keyed, int)
     if TYPE_CHECKING:  # on_change is "stop" or "redo" (else this ignore is unused)
         await wf.stage("odd", lambda: 3, result={"type": "integer"}, on_change="skip")  # type: ignore[call-overload]
+    # A fresh stage runs on every attempt; its value's type is as any stage's.
+    still = await wf.stage("still-open", lambda: Built(commit="4be1c07"), result=Built, fresh=True)
+    assert_type(still, Built)
+    if TYPE_CHECKING:  # fresh is a bool (else this ignore is unused)
+        await wf.stage("odd-fresh", lambda: 3, result={"type": "integer"}, fresh="yes")  # type: ignore[call-overload]
 
     async def write_note() -> Note:
         return {"text": plan.branch}
