@@ -173,6 +173,25 @@ def test_cancel_withdraws_a_queued_run_and_serve_never_starts_it(project: Projec
     assert not [line for line in project.log("three", "a") if line["kind"] == "attempt-start"]
 
 
+def test_cancel_waits_while_a_continue_holds_the_run_and_never_says_it_withdrew_what_may_start(project: Project):
+    from filelock import FileLock
+
+    project.write("three.py", THREE)
+    queue(project, "a")
+    # The run is claimed as serve's continue claims it, before it has read the queued line.
+    claim = FileLock(str(project.run_dir("three", "a") / "attempt.lock"), timeout=0)
+    claim.acquire()
+    cancel = project.start("cancel", "three/a")
+    time.sleep(1.5)
+    assert cancel.poll() is None, "awf cancel did not wait for the run to be let go"
+    assert [line["kind"] for line in project.log("three", "a")] == ["run", "queued"]
+    claim.release()  # the continue let the run go without starting
+    done = finish(cancel, timeout=30)
+    assert done.code == 0, done.stderr
+    assert "withdrew the queued attempt of three/a: it will not start" in done.stderr
+    assert [line["kind"] for line in project.log("three", "a")] == ["run", "queued", "unqueued"]
+
+
 def test_eight_queued_runs_under_max_attempts_two_never_overlap_more_than_two_and_each_stage_runs_once(
     project: Project,
 ):

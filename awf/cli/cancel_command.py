@@ -12,10 +12,13 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..record import entries, folder
+from ..record.layout import RunPaths
 from ..record.liveness import this_boot
 from . import output
 from .errors import CommandError, ExitCode, Problem
@@ -30,11 +33,11 @@ def cancel_command(*, target: str, cwd: Path | None, run_root: Path | None) -> i
     history = folder.read_history(paths)
     here = socket.gethostname()
     if history.queued is not None:
-        entries.append(
-            paths.log, entries.unqueued(token=history.queued["token"], reason=f"withdrawn by awf cancel on {here}")
-        )
-        output.error_line(f"withdrew the queued attempt of {paths.name}: it will not start")
-        return int(ExitCode.OK)
+        started = _withdraw_or_started(paths, history.queued, here)
+        if started is None:
+            output.error_line(f"withdrew the queued attempt of {paths.name}: it will not start")
+            return int(ExitCode.OK)
+        history = started  # it took the run first: it is cancelled as it runs
     last = history.last
     if last is None or not last.is_live():
         from ..agents.leftovers import left_by_crashes
@@ -63,6 +66,48 @@ def cancel_command(*, target: str, cwd: Path | None, run_root: Path | None) -> i
             f"asked attempt {last.number} of {paths.name} (pid {last.pid} on {host}) to end; it ends cancelled"
         )
     return int(ExitCode.OK)
+
+
+def _withdraw(paths: RunPaths, queued: Mapping[str, Any], here: str) -> bool:
+    """Append the `unqueued` line that withdraws a queued attempt; False when awf serve's continue
+    of it holds the run already, and so may be past the point where it reads that line."""
+    line = entries.unqueued(token=queued["token"], reason=f"withdrawn by awf cancel on {here}")
+    if queued.get("on") != "serve":
+        entries.append(paths.log, line)  # placed on Ray: its node checks for this line as it starts
+        return True
+    try:
+        claim = folder.AttemptClaim(paths)  # a continue that claims the run after this reads the line
+    except folder.Refused:
+        return False
+    try:
+        entries.append(paths.log, line)
+    finally:
+        claim.release()
+    return True
+
+
+# How long awf cancel waits for a queued attempt that has taken its run to record its start.
+STARTING_WAIT = 10.0
+
+
+def _withdraw_or_started(paths: RunPaths, queued: Mapping[str, Any], here: str) -> folder.History | None:
+    """Withdraw the queued attempt (None), or, when awf serve's continue of it has taken the run
+    first, the run's history once that attempt has begun: it is cancelled as any live attempt."""
+    waited_until = time.monotonic() + STARTING_WAIT
+    while not _withdraw(paths, queued, here):
+        history = folder.read_history(paths)
+        last = history.last
+        if history.queued is None or (last is not None and last.is_live()):
+            return history
+        if time.monotonic() > waited_until:
+            raise CommandError(
+                f"the queued attempt of {paths.name} is starting and has not recorded its start yet; "
+                "run awf cancel again in a moment",
+                Problem.NOT_RUNNING,
+            )
+        queued = history.queued
+        time.sleep(0.1)
+    return None
 
 
 def _end_left_running(run: str, left: list[LeftRunning]) -> int:
