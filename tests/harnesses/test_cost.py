@@ -168,7 +168,15 @@ def test_a_turn_killed_with_awf_is_counted_from_its_session_by_the_next_attempt(
     assert_recovered_on_continue(costed, "k1")
 
 
-def test_a_turn_killed_before_any_reply_still_says_where_its_session_was_to_be(costed: Costed) -> None:
+# codex names its thread only once it runs: a kill before that leaves nothing to read, as it must.
+NAMED_BEFORE = [pytest.param(s, id=s.name) for s in HARNESSES if s.capabilities.session_file and s.name != "codex"]
+
+
+@pytest.mark.parametrize("subject", NAMED_BEFORE)
+def test_a_turn_killed_before_any_reply_still_says_where_its_session_was_to_be(
+    project: Project, model: FakeModel, subject: Subject
+) -> None:
+    costed = Costed(project, subject, model)
     # Killed as the first model call arrives: the agent has named no session of its own yet, and a
     # turn that left nothing to read must still be counted (as unknown, and why), never passed over.
     costed.model.script(Silence())
