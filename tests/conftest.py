@@ -12,7 +12,7 @@ import sys
 import textwrap
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,6 +117,15 @@ def finish(process: subprocess.Popen[str], timeout: float = 30) -> Result:
 
 def send(process: subprocess.Popen[str], number: int = signal.SIGINT) -> None:
     os.kill(process.pid, number)
+
+
+def wait_until(condition: Callable[[], object], what: str, timeout: float = 120) -> None:
+    """Poll `condition` until it holds; fail naming `what` once `timeout` seconds pass without it."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never: {what}")
+        time.sleep(0.05)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -9,7 +9,7 @@ import signal
 import time
 from datetime import datetime
 
-from conftest import Project, finish
+from conftest import Project, finish, wait_until
 
 EX = """
 import os
@@ -42,14 +42,6 @@ def write(project: Project, *, gated: bool = True) -> None:
 def lines(project: Project, run_id: str, kind: str) -> list[dict]:
     path = project.run_dir("ex", run_id) / "run.jsonl"
     return [line for line in project.log("ex", run_id) if line["kind"] == kind] if path.exists() else []
-
-
-def wait_until(condition, what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"never: {what}")
-        time.sleep(0.05)
 
 
 def turn_spans(project: Project, ids: list[str]) -> list[tuple[datetime, datetime]]:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
-from conftest import AWF, Project, finish
+from conftest import AWF, Project, finish, wait_until
 
 THREE = """
 import asyncio
@@ -61,14 +61,6 @@ def serving(project: Project, *flags: str) -> Iterator[Serving]:
     finally:
         if serve.process.poll() is None:
             assert serve.stop() == 0
-
-
-def wait_until(condition, what: str, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"never: {what}")
-        time.sleep(0.1)
 
 
 def queue(project: Project, run_id: str, *flags: str) -> str:

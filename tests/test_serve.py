@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from conftest import AWF, Project
+from conftest import AWF, Project, wait_until
 
 INBOX = """
 import awf
@@ -98,14 +98,6 @@ def serving(project: Project) -> Iterator[Serving]:
 
 def entries(project: Project, workflow: str, run_id: str, kind: str) -> list[dict]:
     return [e for e in project.log(workflow, run_id) if e["kind"] == kind]
-
-
-def wait_until(condition, what: str, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"never: {what}")
-        time.sleep(0.05)
 
 
 def reads(pid: int) -> int:
