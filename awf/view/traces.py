@@ -10,11 +10,10 @@ Imported only when the OTEL_* variables ask for telemetry (view/telemetry.py).
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -26,7 +25,8 @@ from opentelemetry.util.types import AttributeValue
 
 from ..record import entries, trace_ids
 from ..record.clock import parse_iso
-from ..record.log import kind_of, raw_lines
+from ..record.errors import RecordError
+from ..record.log import parse_lines, raw_lines
 from .otel_export import Export, span_context, traceparent
 
 # The GenAI conventions' provider of each harness's model; a harness not named is its own.
@@ -289,19 +289,27 @@ class Traced:
         return trace.set_span_in_context(parent) if parent is not None else otel_context.Context()
 
     def _new_lines(self) -> list[entries.Entry]:
-        """The lines of the kinds spans need that the log gained since the last read."""
+        """The lines of the kinds spans need that the log gained since the last read, each checked
+        against its schema as every reader of the log checks it: a hand-edited line that does not
+        fit costs its spans, never the attempt."""
         if self.log is None:
             return []
+        log = self.log
+
+        def since_last() -> Iterator[tuple[int, bytes]]:
+            for offset, raw in raw_lines(log, self.offset):
+                self.offset = offset + len(raw)
+                yield offset, raw
+
+        problems: list[RecordError] = []
         found: list[entries.Entry] = []
         try:
-            for offset, raw in raw_lines(self.log, self.offset):
-                self.offset = offset + len(raw)
-                if kind_of(raw) in _READ:
-                    entry = json.loads(raw)
-                    if isinstance(entry, dict):
-                        found.append(cast(entries.Entry, entry))  # awf's own line, as it wrote it
-        except (OSError, ValueError) as error:
-            self.problems.append(f"{self.log} could not be read ({error}); spans miss what it holds")
+            for line in parse_lines(log, since_last(), kinds=_READ, problems=problems):
+                if line.entry.get("kind") in _READ:
+                    found.append(cast(entries.Entry, line.entry))
+        except (OSError, RecordError) as error:
+            problems.append(error if isinstance(error, RecordError) else RecordError(log, str(error)))
+        self.problems += [f"{problem}; spans miss what it holds" for problem in problems]
         return found
 
     def _waits(self, lines: list[entries.Entry]) -> None:
