@@ -19,18 +19,19 @@ _EXPORTS = {
     "Context": "awf.engine.context",
     "Ending": "awf.engine.report",
     "Stop": "awf.engine.errors",
+    "Retry": "awf.engine.errors",
     "WorkflowError": "awf.engine.errors",
     "source_of": "awf.engine.source",
 }
 
 if TYPE_CHECKING:
     from .engine.context import Context
-    from .engine.errors import Stop, WorkflowError
+    from .engine.errors import Retry, Stop, WorkflowError
     from .engine.report import Ending
     from .engine.source import source_of
     from .engine.workflow import Workflow, workflow
 
-__all__ = ["Context", "Ending", "Stop", "Workflow", "WorkflowError", "__version__", "source_of", "workflow"]
+__all__ = ["Context", "Ending", "Retry", "Stop", "Workflow", "WorkflowError", "__version__", "source_of", "workflow"]
 
 
 def __getattr__(name: str) -> Any:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from .record.errors import RecordError
+from .record.file_kinds import RetryFields
 from .record.layout import RunPaths, run_root_for
 from .record.names import id_problem
 
@@ -32,6 +33,7 @@ __all__ = [
     "NoSuchRun",
     "NoSuchStage",
     "RecordError",
+    "Retry",
     "Run",
     "RunInfo",
     "Stage",
@@ -66,6 +68,18 @@ class Wait:
 
 
 @dataclass(frozen=True)
+class Retry:
+    """When a run that stopped worth retrying (`wf.stop(..., retry_after=)`) is continued by awf
+    serve or awf wake: `at` (ISO 8601), the `number`th retry in a row `of` the most allowed,
+    `after` seconds from the attempt's end."""
+
+    at: str
+    number: int
+    of: int
+    after: float
+
+
+@dataclass(frozen=True)
 class Worktree:
     """The git worktree of a run started with --worktree."""
 
@@ -91,6 +105,7 @@ class RunInfo:
     cost_unknown: int
     branch: str | None
     waiting: tuple[Wait, ...] | None
+    retry: Retry | None  # a stopped run: when its retry is due, until awf cancel withdraws it
     record: Path
 
     @property
@@ -154,6 +169,7 @@ class Run:
     cost_unknown: int
     go_on: str | None  # the command that goes on, when there is one
     waiting: tuple[Wait, ...] | None
+    retry: Retry | None  # a stopped run: when its retry is due, until awf cancel withdraws it
     worktree: Worktree | None
     problems: tuple[str, ...]  # files (or lines) that could not be read; the rest is read without them
     record: Path
@@ -217,6 +233,7 @@ def list(
                 cost_unknown=summary.cost_unknown,
                 branch=summary.branch,
                 waiting=_waits(summary.waiting),
+                retry=_retry(summary.retry),
                 record=summary.dir,
             )
         )
@@ -288,12 +305,19 @@ def get(name: str, cwd: Path | str | None = None, *, root: Path | str | None = N
         cost_unknown=shown["cost_unknown"],
         go_on=shown["go_on"],
         waiting=_waits(shown["waiting"]),
+        retry=_retry(shown["retry"]),
         worktree=None
         if tree is None
         else Worktree(Path(tree["path"]), **{k: v for k, v in tree.items() if k != "path"}),
         problems=tuple(f"{problem['file']}: {problem['problem']}" for problem in shown["problems"]),
         record=paths.dir,
     )
+
+
+def _retry(retry: RetryFields | None) -> Retry | None:
+    if retry is None:
+        return None
+    return Retry(at=retry["at"], number=retry["number"], of=retry["of"], after=float(retry["after"]))
 
 
 def _root(cwd: Path | str | None, root: Path | str | None) -> Path:

@@ -3,7 +3,8 @@
 The attempt ends cancelled, as after Ctrl-C: its open stage is recorded failed and a continue
 redoes it. An attempt on this machine gets SIGTERM; one on another node is asked through a
 `cancel` line in run.jsonl, which the task that placed it passes on as SIGTERM. An attempt still
-queued on a scheduler is withdrawn and never starts. A run whose crashed attempt left agents
+queued on a scheduler is withdrawn and never starts, and so is the retry of an attempt that
+stopped worth retrying. A run whose crashed attempt left agents
 running has no attempt to end: those agents are ended, with every process they started.
 """
 
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from ..record import entries, folder
 from ..record.layout import RunPaths
 from ..record.liveness import this_boot
+from ..record.locks import holding
+from ..record.waiting import pending_retry, retry_time
 from . import output
 from .errors import CommandError, ExitCode, Problem
 from .run_target import Where, find_run
@@ -38,6 +41,11 @@ def cancel_command(*, target: str, cwd: Path | None, run_root: Path | None) -> i
             output.error_line(f"withdrew the queued attempt of {paths.name}: it will not start")
             return int(ExitCode.OK)
         history = started  # it took the run first: it is cancelled as it runs
+    if pending_retry(history) is not None:
+        started = _withdraw_retry(paths, here)
+        if started is None:
+            return int(ExitCode.OK)
+        history = started  # the retry began first: it is cancelled as it runs
     last = history.last
     if last is None or not last.is_live():
         from ..agents.leftovers import left_by_crashes
@@ -108,6 +116,39 @@ def _withdraw_or_started(paths: RunPaths, queued: Mapping[str, Any], here: str) 
         queued = history.queued
         time.sleep(0.1)
     return None
+
+
+def _withdraw_retry(paths: RunPaths, here: str) -> folder.History | None:
+    """Withdraw the retry the run's last attempt stopped with (None), under the lock wakes take
+    to start it; or, when a wake has started the retry first, the run's history once its attempt
+    has begun: it is cancelled as any live attempt."""
+    from ..engine.wakes import starting
+
+    waited_until = time.monotonic() + STARTING_WAIT
+    while True:
+        with holding(paths.dir / "events.lock"):
+            history = folder.read_history(paths)
+            retry, last = pending_retry(history), history.last
+            if retry is None or last is None:
+                return history
+            if starting(paths) is None:
+                entries.append(paths.log, entries.cancel(attempt=last.number, pid=last.pid, by=here, retry=True))
+                go_on = (last.end or {}).get("go_on") or f"awf run FILE --id {paths.id} --continue"
+                output.error_line(
+                    f"withdrew the retry of {paths.name} due at {retry_time(retry)} ({retry['number']} of "
+                    f"{retry['of']}): nothing continues it now but you: {go_on}"
+                )
+                return None
+        history = folder.read_history(paths)
+        if history.last is not None and history.last.is_live():
+            return history
+        if time.monotonic() > waited_until:
+            raise CommandError(
+                f"the retry of {paths.name} is starting and has not recorded its start yet; "
+                "run awf cancel again in a moment",
+                Problem.NOT_RUNNING,
+            )
+        time.sleep(0.1)
 
 
 def _end_left_running(run: str, left: list[LeftRunning]) -> int:

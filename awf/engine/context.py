@@ -20,7 +20,7 @@ from ..record.layout import RunPaths
 from ..record.names import stage_name_problem
 from . import fan_out
 from .each import run_each
-from .errors import Park, PlanStop, StageValueError, Stop, StopAfter, WorkflowError, mark_stage
+from .errors import Park, PlanStop, StageValueError, Stop, StopAfter, WorkflowError, check_retry, mark_stage
 from .observer import Observer
 from .plan import Halt, Reuse, StagePlan, Stamp
 from .schema import Schema, json_problem, load_schema
@@ -150,9 +150,20 @@ class Context:
         """The stage the workflow is in now, or None between stages."""
         return self._state.current_stage
 
-    def stop(self, reason: str) -> NoReturn:
-        """End the attempt `stopped` (exit 3). Inside a stage it records that stage stopped."""
-        stop = Stop(str(reason), stage=self._state.current_stage)
+    def stop(self, reason: str, *, retry_after: float | None = None, retries: int = 5) -> NoReturn:
+        """End the attempt `stopped` (exit 3). Inside a stage it records that stage stopped.
+
+        `retry_after=SECONDS`: a stop worth retrying (a service down, a rate limit). awf serve
+        continues the run that long after, twice as long after each retry in a row that stops
+        again, at most `retries` times; the attempt-end line says when (see the stages page)."""
+        if retry_after is not None:
+            check_retry(retry_after, retries, "wf.stop")
+        stop = Stop(
+            str(reason),
+            stage=self._state.current_stage,
+            retry_after=None if retry_after is None else float(retry_after),
+            retries=retries,
+        )
         self._state.pending_stop = stop
         raise stop
 

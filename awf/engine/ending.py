@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from ..record import entries, file_kinds, folder
 from ..record.clock import iso, now_iso
 from ..record.costs import TurnCost
 from ..record.errors import RecordError, RecordWriteError
+from ..record.file_kinds import RetryFields
 from . import attempt_outcome
 from . import from_stage as from_stage_rules
 from .context import AttemptState
@@ -50,6 +52,7 @@ class AttemptEnd:
     write_error: RecordWriteError | None = None  # a file of the record that could not be written
     worktree: file_kinds.OutWorktree | None = None  # the run's own worktree: where to look at its work
     costs: list[TurnCost] | None = None  # each turn's cost, for the closing block
+    retry: RetryFields | None = None  # a stop worth retrying: when awf serve continues the run
 
 
 def decide(
@@ -171,12 +174,15 @@ def _raised_alone(make: _Make, error: BaseException, history: folder.History | N
     if isinstance(error, Stop):
         redo = error.redo
         hints: list[str] = []
-        if error.stage is None and not isinstance(error, PlanStop):
+        if error.stage is None and not isinstance(error, PlanStop) and error.retry_after is None:
             repeated = _repeated_stop(make.state, history)
             if repeated:
                 redo = redo or repeated[0]
                 hints.append(repeated[1])
-        return make.ending(attempt_outcome.STOPPED, stage=error.stage, reason=error.reason, redo=redo, hints=hints)
+        ending = make.ending(attempt_outcome.STOPPED, stage=error.stage, reason=error.reason, redo=redo, hints=hints)
+        if error.retry_after is not None:
+            _retried(ending, error, history)
+        return ending
     stage = stage_of(error)
     if isinstance(error, RecordWriteError):
         ending = make.ending(attempt_outcome.FAILED, stage=stage, reason=str(error))
@@ -193,6 +199,20 @@ def _raised_alone(make: _Make, error: BaseException, history: folder.History | N
     # The person is shown their own frames; the stage's record keeps the whole traceback.
     detail = user_traceback(error)
     return make.ending(attempt_outcome.FAILED, stage=stage, reason=f"{type(error).__name__}: {error}", detail=detail)
+
+
+def _retried(ending: AttemptEnd, stop: Stop, history: folder.History | None) -> None:
+    """A stop worth retrying: when awf serve continues the run, or that it has had its retries."""
+    from .retries import schedule
+
+    retry, before = schedule(stop, history, time.time())
+    if retry is None:
+        ending.hints.append(
+            f"not retried: the run has stopped with a retry {before} times in a row, the most retries={stop.retries} "
+            "allows; go on when what it waits for is fixed"
+        )
+        return
+    ending.retry = retry
 
 
 def write_ending(
@@ -225,8 +245,11 @@ def write_ending(
         after=state.last_stage,
         ran=state.ran,
         go_on=ending.go_on,
-        **({"waits": ending.waits} if ending.waits is not None else {}),
     )
+    if ending.waits is not None:
+        end_line["waits"] = ending.waits
+    if ending.retry is not None:
+        end_line["retry"] = ending.retry
     try:
         entries.append(paths.log, end_line)
     except RecordWriteError as error:
@@ -278,6 +301,8 @@ def _out(workflow: Workflow[Any], state: AttemptState, ending: AttemptEnd, start
         out["needs"] = ending.needs
     if ending.waits is not None:
         out["waits"] = ending.waits
+    if ending.retry is not None:
+        out["retry"] = ending.retry
     if ending.worktree is not None:
         out["worktree"] = ending.worktree
     return out

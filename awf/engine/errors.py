@@ -8,12 +8,42 @@ from typing import Any
 class Stop(BaseException):
     """Raised by `wf.stop(reason)`. A BaseException, so `except Exception` cannot swallow it."""
 
-    def __init__(self, reason: str, *, stage: str | None = None, redo: str | None = None) -> None:
+    def __init__(
+        self,
+        reason: str,
+        *,
+        stage: str | None = None,
+        redo: str | None = None,
+        retry_after: float | None = None,
+        retries: int = 5,
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.stage = stage
         # The stage the printed command should redo with --from-stage, when awf knows it.
         self.redo = redo
+        # A stop worth retrying: awf serve (or awf wake) continues the run this many seconds after
+        # it stops, doubling for each retry in a row, at most `retries` times.
+        self.retry_after = retry_after
+        self.retries = retries
+
+
+class Retry(Stop):
+    """`raise awf.Retry("the registry is down", after=60)`: the attempt ends stopped, and awf serve
+    continues the run `after` seconds later, then twice as long after each retry in a row that
+    stops again, at most `retries` times. The same as `wf.stop(reason, retry_after=, retries=)`."""
+
+    def __init__(self, reason: str, *, after: float, retries: int = 5) -> None:
+        check_retry(after, retries, "awf.Retry")
+        super().__init__(str(reason), retry_after=float(after), retries=retries)
+
+
+def check_retry(after: object, retries: object, where: str) -> None:
+    """A retry's delay and count as a workflow gives them, or the WorkflowError that says what is wrong."""
+    if isinstance(after, bool) or not isinstance(after, (int, float)) or not 0 < after < float("inf"):
+        raise WorkflowError(f"{where}: the retry's delay must be a number of seconds above 0, not {after!r}")
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 1:
+        raise WorkflowError(f"{where}: retries must be a whole number from 1, not {retries!r}")
 
 
 class PlanStop(Stop):

@@ -12,6 +12,10 @@ interrupted attempt, then 1, 2 and 4 s after the start of each next one) and, af
 interrupted attempts in a row, not at all until a person runs `awf wake WORKFLOW/ID` or sends
 it an event.
 
+A run whose last attempt stopped with a retry (`wf.stop(..., retry_after=)`, `awf.Retry`) is
+ready at the time its attempt-end line gives, events or none; `awf wake W/ID` or a new event
+starts it at once.
+
 A run stays where it was placed: when its last attempt was placed on Ray, its next is placed on
 Ray too, with the same resources, whichever command wakes it (`awf serve --on ray` places every
 run it wakes). The woken continue is then `awf run --continue --on ray`, which returns once the
@@ -35,7 +39,7 @@ from ..record.files import write_json
 from ..record.layout import RunPaths, working_folder
 from ..record.liveness import is_alive, process_start
 from ..record.locks import holding
-from ..record.waiting import GIVE_UP_AFTER, crash_loop_text
+from ..record.waiting import GIVE_UP_AFTER, crash_loop_text, pending_retry, retry_text
 from .attempt_events import held_back, is_ready, next_due, waiting_on
 from .on_ray import Placement
 from .placement import PLACED_ENV
@@ -108,7 +112,8 @@ def look(paths: RunPaths, history: folder.History, *, force: bool = False, now: 
     so a run given up on as crash-looping, or backing off, is tried again."""
     now = time.time() if now is None else now
     last = history.last
-    if "events" not in history.run:
+    retry = pending_retry(history) if last is not None and last.end is not None else None
+    if "events" not in history.run and retry is None:
         return Look("no-events", why="its workflow declares no events; continue it with awf run --continue")
     if last is None:
         return Look("ended", why="it has no attempt")
@@ -124,6 +129,12 @@ def look(paths: RunPaths, history: folder.History, *, force: bool = False, now: 
         return Look("busy", why=f"attempt {marker['attempt']} is starting (pid {marker['pid']})")
     if last.end is None:
         return _after_interrupted(paths, history, last, force=force, now=now)
+    if retry is not None:
+        # A stop worth retrying: due at its time, or now when a person (or a new event) asks.
+        retry_at = parse_iso(retry["at"])
+        if force or now >= retry_at:
+            return _if_file_exists(paths, history, Look("ready", why=f"attempt {last.number} stopped with a retry"))
+        return Look("waiting", again=retry_at, why=retry_text(retry))
     if waiting_on(paths, history) is None:
         return Look("ended", why=f"it is {last.end['outcome']}")
     if is_ready(paths, history, now):

@@ -13,6 +13,7 @@ from . import waiting
 from .clock import age, iso
 from .costs import CostSum, TurnCost, TurnCosts, add_up, breakdown
 from .errors import RecordError
+from .file_kinds import RetryFields
 from .folder import Attempt, History, read_history, read_json_file, read_stage_records, refuse_links
 from .layout import RUNS_DIR, RunPaths, working_folder
 from .log import read_lines
@@ -93,6 +94,7 @@ class RunDetail:
             "waiting": self.waiting,
             "queued": self.queued,
             "crash_looping": self.crash_looping,
+            "retry": self.retry,
             "wf_status": self.wf_status,
         }
 
@@ -116,6 +118,10 @@ class RunDetail:
     def waiting(self) -> list[dict[str, Any]] | None:
         last = self.history.last
         return last.end.get("waits") if last is not None and last.end is not None else None
+
+    @property
+    def retry(self) -> RetryFields | None:
+        return waiting.pending_retry(self.history)
 
     @property
     def crash_looping(self) -> int | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict, Unpack
 
 from .clock import now_iso
-from .file_kinds import StageRecord
+from .file_kinds import RetryFields, StageRecord
 from .files import ProgressLines, append_line
 from .schemas import FORMAT_VERSION
 
@@ -106,6 +106,7 @@ class AttemptEndFields(TypedDict):
     ran: NotRequired[list[str]]  # the stages whose work it ran
     go_on: NotRequired[str | None]  # the command that goes on
     waits: NotRequired[list[dict[str, Any]]]  # what a parked run waits for
+    retry: NotRequired[RetryFields]  # a stop worth retrying: when awf serve continues the run
 
 
 class AttemptEndLine(_Head, AttemptEndFields):
@@ -153,6 +154,7 @@ class CancelFields(TypedDict):
     pid: int  # the attempt's process, on its host
     by: NotRequired[str]  # the host awf cancel ran on
     sent: NotRequired[bool]  # awf cancel sent SIGTERM itself
+    retry: NotRequired[bool]  # the attempt had stopped with a retry due: awf cancel withdrew the retry
 
 
 class CancelLine(_Head, CancelFields):

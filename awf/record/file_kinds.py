@@ -17,6 +17,15 @@ class _Version(TypedDict):
     version: int  # the format of the file: FORMAT_VERSION
 
 
+class RetryFields(TypedDict):
+    """A stop worth retrying, as the attempt-end line and out.json keep it."""
+
+    number: int  # which retry: the stops with a retry in a row, this one counted
+    of: int  # the most in a row the workflow allows (retries=)
+    after: float  # seconds from the attempt's end to the retry
+    at: str  # when the retry is due (ISO 8601)
+
+
 class StageError(TypedDict, total=False):
     type: str  # the exception's class
     message: str
@@ -81,6 +90,7 @@ class OutFields(TypedDict):
     stages: NotRequired[list[dict[str, Any]]]  # each stage the attempt entered, and how
     needs: NotRequired[dict[str, Any]]  # what a blocked stage needs
     waits: NotRequired[list[dict[str, Any]]]  # what a parked run waits for
+    retry: NotRequired[RetryFields]  # a stop worth retrying: when awf serve continues the run
     worktree: NotRequired[OutWorktree]  # the run's own git worktree, with --worktree
     cost: NotRequired[dict[str, Any]]  # the attempt's agents' and the run's
 

@@ -24,6 +24,7 @@ from .agent_slots import waiting_text
 from .costs import TurnCosts, add_up
 from .entries import ForkedFromFields
 from .errors import RecordError
+from .file_kinds import RetryFields
 from .files import is_temp_name
 from .layout import RunPaths
 from .liveness import is_alive
@@ -47,6 +48,7 @@ _KINDS = frozenset(
         "unqueued",
         "slot-wait",
         "turn-start",
+        "cancel",
     )
 )
 
@@ -72,6 +74,7 @@ class RunSummary:
     waiting: list[dict[str, Any]] | None = None  # a parked run: the events and due times it waits on
     queued: int | None = None  # a run with events: the events in its inbox no wait has taken
     crash_looping: int | None = None  # interrupted attempts in a row, when wakes no longer restart it
+    retry: RetryFields | None = None  # a stopped run: when awf serve retries it (wf.stop with retry_after)
     place: int | None = None  # its place in the queue awf serve starts, from 1 (read across the run root)
     slot: str | None = None  # a running attempt's turn that waits for a slot: `waiting for a claude slot (…)`
     branch: str | None = None  # the branch of the run's own worktree, with --worktree
@@ -92,6 +95,7 @@ class RunSummary:
             "place": self.place,
             "slot": self.slot,
             "crash_looping": self.crash_looping,
+            "retry": self.retry,
             "attempts": self.attempts,
             "started": self.started,
             "moved": iso(self.moved),
@@ -222,6 +226,11 @@ def _read_attempt(summary: RunSummary, seen: _Seen, start: dict[str, Any] | None
         summary.status = _text(end, "outcome", log)
         summary.stage = end.get("stage") or end.get("after")
         summary.waiting = end.get("waits")
+        if "retry" in end and not any(
+            (cancel := seen.parsed(line)) and cancel.get("retry") is True and cancel.get("attempt") == summary.attempts
+            for line in seen.cancels
+        ):
+            summary.retry = end["retry"]
         return
     entered = seen.parsed(seen.entered)
     summary.stage = entered.get("stage") if entered else None
@@ -250,6 +259,7 @@ class _Seen:
         self.queued: _Raw | None = None  # the last queued line since it
         self.unqueued: _Raw | None = None  # the last unqueued line since that
         self.slot_waits: list[_Raw] = []  # the slot-wait lines since it whose turn has not started
+        self.cancels: list[_Raw] = []  # the cancel lines since it: one may withdraw a retry
         self.costs = TurnCosts()
         self.any_cost = False
         self.taken: set[str] = set()  # with events: the events waits took
@@ -268,7 +278,7 @@ class _Seen:
             self.entered = (offset, raw)
         elif kind == "status":
             self.status = (offset, raw)
-        elif kind in ("queued", "unqueued"):
+        elif kind in ("queued", "unqueued", "cancel"):
             self._queue_line(kind, (offset, raw))
         elif kind in ("turn", "usage"):
             entry = self.parsed((offset, raw))
@@ -284,15 +294,18 @@ class _Seen:
         return _entry(self.path, *line) if line is not None else None
 
     def _queue_line(self, kind: str, line: _Raw) -> None:
+        """What is queued, and what withdraws it: an attempt from the queue, or a stop's retry."""
         if kind == "queued":
             self.queued, self.unqueued = line, None
-        else:
+        elif kind == "unqueued":
             self.unqueued = line
+        else:
+            self.cancels.append(line)
 
     def _begin(self, offset: int, raw: bytes) -> None:
         """An attempt starts: what the one before it was in, said or waited for is over."""
         self.start, self.ends, self.entered, self.queued, self.unqueued = (offset, raw), [], None, None, None
-        self.status, self.slot_waits = None, []
+        self.status, self.slot_waits, self.cancels = None, [], []
 
     def _slots(self, offset: int, kind: str, raw: bytes) -> None:
         """A turn's wait for a slot, and the start that ends it; a turn-start is read only while a

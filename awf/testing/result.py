@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ..agents.channel import read_turn
+from ..record.file_kinds import RetryFields
 from ..record.folder import read_json_file
 from ..record.log import read_lines
 from .scripts import Turn
@@ -18,13 +19,15 @@ class NotCompleted(AssertionError):
 
 @dataclass(frozen=True)
 class Ending:
-    """How the attempt ended: outcome, exit code, the stage it ended in, why, and the command that goes on."""
+    """How the attempt ended: outcome, exit code, the stage it ended in, why, and the command that
+    goes on; for a stop worth retrying, when awf serve would retry it (`number`, `of`, `after`, `at`)."""
 
     outcome: str
     exit_code: int
     stage: str | None
     reason: str | None
     go_on: str | None
+    retry: RetryFields | None = None
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,9 @@ def read_run(
         elif kind == "report":
             report = item
     stages = [_stage(entry, written, record_dir) for entry in out.get("stages") or []]
-    ending = Ending(out["outcome"], out["exit_code"], out.get("stage"), out.get("reason"), out.get("go_on"))
+    ending = Ending(
+        out["outcome"], out["exit_code"], out.get("stage"), out.get("reason"), out.get("go_on"), out.get("retry")
+    )
     needs = out.get("needs")
     run: Run[Any] = Run(ending, attempt, stages, agents, turns, logs, needs, notices, record_dir, out, error, value)
     run.report, run.report_error = report.get("text"), report.get("error")

@@ -11,6 +11,7 @@ from ..engine.durations import format_duration
 from ..record.clock import parse_iso
 from ..record.costs import TurnCost, add_up, money, turn_costs
 from ..record.summary import cost_lines
+from ..record.waiting import retry_time
 from .one_line import first_line
 
 ENDING_MARKS = {
@@ -69,6 +70,12 @@ def closing_lines(
         costs = turn_costs(cost_lines(record_dir / "run.jsonl")) if record_dir is not None else []
     lines.append(f"  totals:  {totals(out, costs)}")
     lines += breakdown(costs, out["attempt"])
+    if out.get("retry"):
+        retry = out["retry"]
+        lines.append(
+            f"  retry:   at {retry_time(retry)} ({retry['number']} of {retry['of']}) by awf serve or awf wake; "
+            f"awf cancel {name} withdraws it"
+        )
     if outcome != "completed" and out.get("go_on"):
         lines.append(f"  go on:   {out['go_on']}")
     if out.get("report_error"):

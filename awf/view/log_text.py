@@ -12,6 +12,7 @@ from ..record import entries, file_kinds
 from ..record.agent_slots import waiting_text
 from ..record.clock import parse_iso
 from ..record.costs import money, turn_cost
+from ..record.waiting import retry_text
 from .one_line import skipped_text, status_text
 
 MARKS = {"succeeded": "✓", "stopped": "■", "failed": "✗"}
@@ -138,6 +139,8 @@ def _attempt_end(entry: entries.AttemptEndLine) -> str:
     text = f"attempt {entry.get('attempt')} {outcome}{where} (exit {entry.get('exit_code')})"
     if entry.get("reason"):
         text += f": {entry['reason']}"
+    if "retry" in entry:
+        text += f"\n  {retry_text(entry['retry'])}"
     if entry.get("go_on"):
         text += f"\n  go on: {entry['go_on']}"
     return text

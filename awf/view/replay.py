@@ -246,6 +246,7 @@ class Replay:
             "started": (self.start or {}).get("at"),
             "ended": self.end.get("at"),
             "stages": [],
+            **({"retry": self.end["retry"]} if "retry" in self.end else {}),
         }
 
     def interrupted(self, go_on: str | None, died: float | None = None) -> dict[str, Any]:

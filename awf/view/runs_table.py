@@ -12,8 +12,9 @@ from ..record import entries
 from ..record.clock import parse_iso
 from ..record.costs import money
 from ..record.detail import RunDetail
+from ..record.file_kinds import RetryFields
 from ..record.summary import RunSummary
-from ..record.waiting import crash_loop_text
+from ..record.waiting import crash_loop_text, retry_text
 from .log_text import forked_text
 from .one_line import first_line
 from .one_line import status_text as said_text
@@ -56,7 +57,13 @@ def _status(summary: RunSummary) -> str:
     """A parked run says on what: `parked: ci`, `parked: approved or 12:00`; then the events that
     wait untaken (`· 2 queued`), or that wakes gave up on a run that keeps crashing."""
     text = status_text(
-        summary.status, summary.waiting, summary.queued, summary.crash_looping, summary.workflow, summary.id
+        summary.status,
+        summary.waiting,
+        summary.queued,
+        summary.crash_looping,
+        summary.workflow,
+        summary.id,
+        retry=summary.retry,
     )
     if summary.place is not None:
         text += f", place {summary.place}"
@@ -68,10 +75,19 @@ def _status(summary: RunSummary) -> str:
 
 
 def status_text(
-    status: str, waits: list[dict[str, Any]] | None, queued: int | None, crashes: int | None, workflow: str, run_id: str
+    status: str,
+    waits: list[dict[str, Any]] | None,
+    queued: int | None,
+    crashes: int | None,
+    workflow: str,
+    run_id: str,
+    *,
+    retry: RetryFields | None = None,
 ) -> str:
     # A redo that stopped rather than park on its way still waits: a wake goes on with it.
     text = (f"{status}: " if status == "parked" else f"{status}, wakes on ") + waits_text(waits) if waits else status
+    if retry is not None and status == "stopped":
+        text += ", " + retry_text(retry)
     if queued:
         text += f" · {queued} queued"
     if crashes:
@@ -138,7 +154,13 @@ def detail(run: RunDetail, now: float | None = None, left: list[str] | None = No
     now = time.time() if now is None else now
     data = run.as_json()
     status = status_text(
-        data["status"], data["waiting"], data["queued"], data["crash_looping"], data["workflow"], data["id"]
+        data["status"],
+        data["waiting"],
+        data["queued"],
+        data["crash_looping"],
+        data["workflow"],
+        data["id"],
+        retry=data["retry"],
     )
     if data.get("wf_status"):
         status += " · " + said_text(data["wf_status"]["text"], data["wf_status"]["progress"])

@@ -154,3 +154,26 @@ def test_a_fan_out_hands_back_a_list_of_its_type_and_a_test_scripts_its_branches
         ("review", "ran"),
     ]
     assert [agent.key for agent in run.agents] == ["review:security"]  # a reused branch opens no agent
+
+
+@awf.workflow(name="retrying", description="Stops worth retrying, in both forms.", version="1.0.0")
+async def retrying(wf: awf.Context) -> str:
+    async def check() -> str:
+        if wf.attempt == 1:
+            raise awf.Retry("the registry is down", after=30, retries=3)
+        if wf.attempt == 2:
+            wf.stop("the registry is still down", retry_after=60.0, retries=3)
+        return "up"
+
+    def given_wrong() -> None:  # a retry's delay is a number of seconds (else these ignores are unused)
+        awf.Retry("down", after="soon")  # type: ignore[arg-type]
+        wf.stop("down", retry_after="soon")  # type: ignore[arg-type]
+
+    return await wf.stage("registry", check, result={"type": "string"})
+
+
+def test_a_retry_is_typed_and_its_ending_says_when() -> None:
+    run = run_workflow(retrying)
+    assert run.ending.outcome == "stopped" and run.ending.retry is not None
+    assert_type(run.ending.retry["at"], str)
+    assert (run.ending.retry["number"], run.ending.retry["of"], run.ending.retry["after"]) == (1, 3, 30)

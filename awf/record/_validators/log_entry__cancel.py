@@ -44,7 +44,7 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
     if data_is_dict:
         data__missing_keys = set(['attempt', 'pid']) - data.keys()
         if data__missing_keys:
-            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'description': 'awf cancel asked the attempt to end; the attempt ends cancelled.', 'required': ['attempt', 'pid'], 'properties': {'pid': {'type': 'integer', 'description': "The attempt's process, on its host."}, 'by': {'type': 'string', 'description': 'The host awf cancel ran on.'}, 'sent': {'type': 'boolean', 'description': 'awf cancel sent SIGTERM itself (the attempt runs on its machine); else the task that placed the attempt passes it on.'}}}, rule='required')
+            raise JsonSchemaValueException("" + (name_prefix or "data") + " must contain " + (str(sorted(data__missing_keys)) + " properties"), value=data, name="" + (name_prefix or "data") + "", definition={'description': 'awf cancel asked the attempt to end (it ends cancelled), or withdrew the retry of one that stopped.', 'required': ['attempt', 'pid'], 'properties': {'pid': {'type': 'integer', 'description': "The attempt's process, on its host."}, 'by': {'type': 'string', 'description': 'The host awf cancel ran on.'}, 'sent': {'type': 'boolean', 'description': 'awf cancel sent SIGTERM itself (the attempt runs on its machine); else the task that placed the attempt passes it on.'}, 'retry': {'type': 'boolean', 'description': 'The attempt had ended stopped with a retry due: awf cancel withdrew the retry, and nothing continues the run until a person does.'}}}, rule='required')
         data_keys = set(data.keys())
         if "pid" in data_keys:
             data_keys.remove("pid")
@@ -61,6 +61,11 @@ def validate_https___awf_dev_schemas_log_entry_schema_json(data, custom_formats=
             data__sent = data["sent"]
             if not isinstance(data__sent, (bool)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".sent must be boolean", value=data__sent, name="" + (name_prefix or "data") + ".sent", definition={'type': 'boolean', 'description': 'awf cancel sent SIGTERM itself (the attempt runs on its machine); else the task that placed the attempt passes it on.'}, rule='type')
+        if "retry" in data_keys:
+            data_keys.remove("retry")
+            data__retry = data["retry"]
+            if not isinstance(data__retry, (bool)):
+                raise JsonSchemaValueException("" + (name_prefix or "data") + ".retry must be boolean", value=data__retry, name="" + (name_prefix or "data") + ".retry", definition={'type': 'boolean', 'description': 'The attempt had ended stopped with a retry due: awf cancel withdrew the retry, and nothing continues the run until a person does.'}, rule='type')
     return data
 
 
