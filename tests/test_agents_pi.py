@@ -11,7 +11,7 @@ from conftest import Project
 from fakemodel import FakeModel, Status, Text
 from fakemodel.clis import PI
 
-from awf.agents import usage_pi
+from awf.agents.harnesses import pi_usage as usage_pi
 
 RUNTIME = {"harness": "pi", "model": "claude-sonnet-4-5"}
 

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from awf.agents.harness import Message, Session
-from awf.agents.harness_opencode import OpencodeHarness, _Retries
+from awf.agents.harnesses.opencode import OpencodeHarness, _Retries
 
 
 def _database(home: Path) -> Path:

@@ -35,6 +35,6 @@ def test_claude_in_a_pane_in_a_sandbox_starts_from_a_fresh_config_and_answers(
     assert done.code == 0, done.stderr
     assert done.out["value"] == [PLAN, AGAIN]
     agent_dir = panes.run_dir("ask", "s1") / "agents" / "1" / "planner"
-    assert "sandbox_launch.py" in (agent_dir.parent / ".panes" / "planner.sh").read_text()
+    assert "sandbox/launch.py" in (agent_dir.parent / ".panes" / "planner.sh").read_text()
     assert list((agent_dir / "home" / ".claude").glob("projects/*/*.jsonl")), "its transcript is in the fresh config"
     assert not (claude.home / ".claude").exists()

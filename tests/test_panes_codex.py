@@ -16,7 +16,7 @@ from fakemodel.clis import CODEX
 from panes_support import PaneProject, needs_tmux, pane_project, wait_until
 
 from awf.agents.harness import Session
-from awf.agents.harness_codex import _InputBox
+from awf.agents.harnesses.codex import _InputBox
 
 pytestmark = [needs_tmux, pytest.mark.harnesses]  # real CLIs: CI's harness step
 
@@ -120,7 +120,7 @@ def test_codex_in_a_pane_in_a_sandbox_works_from_a_fresh_home_and_awf_reads_its_
     assert done.code == 0, done.stderr
     assert done.out["value"] == [PLAN, AGAIN]
     agent_dir = panes.run_dir("ask", "s1") / "agents" / "1" / "planner"
-    assert "sandbox_launch.py" in (agent_dir.parent / ".panes" / "planner.sh").read_text()
+    assert "sandbox/launch.py" in (agent_dir.parent / ".panes" / "planner.sh").read_text()
     fresh = agent_dir / "home" / ".codex"
     assert thread_of(fresh) and not list(codex.home.glob("sessions/*/*/*/rollout-*.jsonl"))
     turns = codex.turns("s1")

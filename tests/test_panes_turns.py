@@ -11,7 +11,7 @@ import pytest
 from panes_support import PaneProject, needs_tmux, pane_project
 
 from awf.agents.harness import Harness
-from awf.agents.harness_exec import ExecHarness
+from awf.agents.harnesses.exec import ExecHarness
 from awf.agents.panes import PaneHarness, workspace_title
 from awf.agents.spec import AgentError, make_spec
 

@@ -193,7 +193,7 @@ def test_a_sandboxed_cli_gets_a_fresh_home_with_only_its_credential(world: World
 def launched(command: list[str]) -> dict[str, Any]:
     """What an agent process was started as: awf's sandbox launcher, given the sandbox to make and
     the command to run in it."""
-    assert command[-2].endswith("sandbox_launch.py"), command
+    assert command[-2].endswith("sandbox/launch.py"), command
     spec: dict[str, Any] = json.loads(command[-1])
     return spec
 

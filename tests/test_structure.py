@@ -144,3 +144,13 @@ LOOSE_DICTS = 362
 def test_loose_dicts_do_not_grow():
     count = sum(path.read_text().count("dict[str, Any]") for path in _modules().values())
     assert count <= LOOSE_DICTS, f"{count} dict[str, Any] in awf (at most {LOOSE_DICTS}): type what you read"
+
+
+def test_every_package_of_awf_is_installed():
+    """pyproject lists awf's packages one by one: a folder of modules left out is missing from a
+    wheel (the README's `pip install .`), though an editable install finds it."""
+    import tomllib
+
+    listed = set(tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(init.parent.relative_to(PACKAGE.parent).parts) for init in PACKAGE.rglob("__init__.py")}
+    assert found - listed == set(), f"packages of awf not in pyproject's [tool.setuptools] packages: {found - listed}"

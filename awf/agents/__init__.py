@@ -17,14 +17,15 @@ and the recovery prompt), processes (process groups, recorded and ended), reaper
 subreaper each unsandboxed process runs under, which ends what it leaves behind), output (an agent's
 output on disk, kept to its runtime's "max_output"), leftovers (agents a
 crash left running), registry (finding a harness), harness (the interface), and one
-module per harness (harness_exec, harness_claude, harness_codex) on what they share in kit. panes (an agent's
+module per harness in harnesses/ (exec, claude, codex, ...) on what they share in kit. panes (an agent's
 program in a terminal pane), multiplexer and mux_tmux (the terminal multiplexer behind it),
 workspaces (the panes a run's record names), turn_sessions (where a turn's agent keeps its
-session, recorded as the turn starts), usage with usage_claude and usage_codex (what a stretch
-of a CLI's session file used, priced), and recovery (what earlier attempts' turns cut short used,
+session, recorded as the turn starts), usage with each harness's reader (harnesses/claude_usage,
+..., what a stretch of a CLI's session file used, priced), sandbox/ (bubblewrap around an agent's
+processes), and recovery (what earlier attempts' turns cut short used,
 counted as the next attempt starts).
 
-A harness is the only code that knows one kind of agent: `awf/agents/harness_{name}.py` with a
+A harness is the only code that knows one kind of agent: `awf/agents/harnesses/{name}.py` with a
 module-level `HARNESS`, found by its name. Its contract, the capabilities it states and the kit
 it builds on (kit, headless, panes, usage) are in docs/harnesses.md; each method is documented
 in harness.py.

@@ -126,7 +126,7 @@ class Agent:
         )
         if spec.sandbox is not None and self.harness is not None and not routed():
             if host.sandbox is None:  # the run's --sandbox was checked before the attempt; this one is new
-                from .sandbox import unavailable
+                from .sandbox.wrap import unavailable
 
                 problem = unavailable()
                 if problem:
@@ -150,7 +150,7 @@ class Agent:
         entries.append(host.log, opened)
 
     def _sandbox(self) -> Any:
-        from .sandbox import AgentSandbox
+        from .sandbox.wrap import AgentSandbox
 
         assert self.harness is not None and self.spec.sandbox is not None
         run_profile = self._host.sandbox

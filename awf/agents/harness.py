@@ -17,7 +17,7 @@ from .processes import AgentProcess
 from .reaper import command_under_reaper
 
 if TYPE_CHECKING:
-    from .sandbox import AgentSandbox
+    from .sandbox.wrap import AgentSandbox
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,7 @@ class PaneProgram:
 
 
 class Harness:
-    """The base of every harness. Subclass it in `awf/agents/harness_{name}.py` as `HARNESS`."""
+    """The base of every harness. Subclass it in `awf/agents/harnesses/{name}.py` as `HARNESS`."""
 
     name: ClassVar[str] = ""
     # What it can do: every harness states it (see Capabilities, and docs/harnesses.md).

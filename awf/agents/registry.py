@@ -1,4 +1,4 @@
-"""Which harness runs an agent: the ones registered, the module `awf.agents.harness_{name}`, or
+"""Which harness runs an agent: the ones registered, the module `awf.agents.harnesses.{name}`, or
 a plugin: an installed package's entry point in the group `awf.harnesses`.
 
 A harness is added by writing that module with a `HARNESS` (a Harness subclass or instance):
@@ -76,7 +76,7 @@ def own_harness(name: str) -> Harness:
     """The harness named `name` itself, routed or not."""
     if name in _registered:
         return _registered[name]
-    module_name = f"{__package__}.harness_{name}"
+    module_name = f"{__package__}.harnesses.{name}"
     if _NAME.fullmatch(name) and importlib.util.find_spec(module_name) is not None:
         module = importlib.import_module(module_name)
         harness = getattr(module, "HARNESS", None)
@@ -128,8 +128,8 @@ def _package_of(point: importlib.metadata.EntryPoint) -> str:
 
 def known() -> list[str]:
     names = set(_registered)
-    package = importlib.import_module(__package__ or "awf.agents")
+    package = importlib.import_module(f"{__package__ or 'awf.agents'}.harnesses")
     for info in pkgutil.iter_modules(package.__path__):
-        if info.name.startswith("harness_"):
-            names.add(info.name.removeprefix("harness_"))
+        if not info.name.endswith("_usage"):  # the session readers beside the harnesses
+            names.add(info.name)
     return sorted(names | set(_plugins()))

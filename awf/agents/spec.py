@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..record.names import agent_key_problem
-from .sandbox_profile import Profile, ProfileError, from_spec
+from .sandbox.profile import Profile, ProfileError, from_spec
 
 # Where an agent's program runs: headless (no terminal), or in a terminal pane (awf.agents.panes).
 PLACEMENTS = ("headless", "pane")

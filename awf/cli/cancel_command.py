@@ -122,7 +122,7 @@ def _withdraw_retry(paths: RunPaths, here: str) -> folder.History | None:
     """Withdraw the retry the run's last attempt stopped with (None), under the lock wakes take
     to start it; or, when a wake has started the retry first, the run's history once its attempt
     has begun: it is cancelled as any live attempt."""
-    from ..engine.wakes import starting
+    from ..engine.events.wakes import starting
 
     waited_until = time.monotonic() + STARTING_WAIT
     while True:

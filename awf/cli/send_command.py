@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..engine import wakes
-from ..engine.attempt_events import waiting_on
+from ..engine.events import wakes
+from ..engine.events.attempt import waiting_on
 from ..record import folder
 from ..record.files import dumps
 from ..record.inbox import append_event

@@ -26,8 +26,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..engine import agent_limits, queue, wakes
+from ..engine import agent_limits, queue
 from ..engine.errors import Refusal
+from ..engine.events import wakes
 from ..engine.on_ray import Placement, parse_resources, require_ray
 from ..record.clock import parse_iso
 from ..record.errors import RecordError

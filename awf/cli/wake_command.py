@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..engine import wakes
+from ..engine.events import wakes
 from ..record.layout import RunPaths
 from . import output
 from .run_target import Where, find_run

@@ -132,7 +132,7 @@ class _Attempt:
         claimed.claim.release()
         if isinstance(self.ending, AttemptEnd) and self.workflow.events:
             # An event sent while this attempt worked found it live and did not wake the run.
-            from . import wakes
+            from .events import wakes
 
             wakes.after_attempt(claimed.paths)
 
@@ -156,7 +156,7 @@ def _run_claimed(
     state.costs = CostTally(run.paths.log, run.history)
     attempt_agents.attach(state, cwd=run.cwd, deadline=deadline, sandbox=run.sandbox, source=workflow.source_file)
     if workflow.events:
-        from . import attempt_events
+        from .events import attempt as attempt_events
 
         attempt_events.attach(state, workflow, run.history)
     context = Context(state, run_id=run.paths.id, workflow=workflow.name, cwd=run.cwd)
@@ -202,7 +202,7 @@ def _begin(
     run = claimed.run
     events: dict[str, Any] = {}
     if workflow.events:
-        from . import attempt_events  # deferred, here and below: only a run with events needs it
+        from .events import attempt as attempt_events  # deferred, here and below: only a run with events needs it
 
         events["events"] = attempt_events.declared(workflow)
     try:
@@ -235,7 +235,7 @@ def _begin(
         if run.history is not None:
             attempt_agents.settle_unrecorded(run.paths, run.attempt, observer, history=run.history)
         if workflow.events and request.from_stage:
-            from . import attempt_events
+            from .events import attempt as attempt_events
 
             attempt_events.record_redo(run.paths, run.attempt, request.from_stage)
     except RecordWriteError:

@@ -14,7 +14,7 @@ def requested(given: str | None, cwd: Path, made: Path | None = None) -> Any:
     `made`: the run's worktree, made as its first attempt starts."""
     if given is None:
         return None
-    from ..agents.sandbox_profile import ProfileError, parse
+    from ..agents.sandbox.profile import ProfileError, parse
 
     try:
         profile = parse(given, cwd, made)
@@ -30,7 +30,7 @@ def kept(
     """The profile a continue runs with: the run's own; Refusal when `given` is another, or when the
     run line says other than its first attempt ran with (`first`, that attempt's start line) and
     `given` does not confirm the run line."""
-    from ..agents.sandbox_profile import NONE, ProfileError, from_record, parse
+    from ..agents.sandbox.profile import NONE, ProfileError, from_record, parse
 
     if first is not None and "sandbox" in first and first["sandbox"] != recorded and given is None:
         raise Refusal(_changed(run, recorded, first["sandbox"]))
@@ -67,7 +67,7 @@ def _changed(run: str, recorded: dict[str, Any] | None, first: dict[str, Any] | 
 def _refuse_if_unavailable(profile: Any) -> None:
     if profile is None:
         return
-    from ..agents.sandbox import unavailable
+    from ..agents.sandbox.wrap import unavailable
 
     problem = unavailable()
     if problem:

@@ -192,7 +192,7 @@ def _run_fields(request: RunRequest, workflow: Workflow[Any], run: Run) -> entri
     if run.share_folder:
         fields["share_folder"] = True
     if workflow.events:
-        from . import attempt_events
+        from .events import attempt as attempt_events
 
         fields["events"] = attempt_events.declared(workflow)
     if request.args is not None:

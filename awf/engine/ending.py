@@ -203,7 +203,7 @@ def _raised_alone(make: _Make, error: BaseException, history: folder.History | N
 
 def _retried(ending: AttemptEnd, stop: Stop, history: folder.History | None) -> None:
     """A stop worth retrying: when awf serve continues the run, or that it has had its retries."""
-    from .retries import schedule
+    from .events.retries import schedule
 
     retry, before = schedule(stop, history, time.time())
     if retry is None:

@@ -87,7 +87,7 @@ def start(waiting: Waiting, placement: Placement | None = None) -> Started | Non
     continue places it on Ray: its own `queued` line on Ray then stands for it, and it counts as
     alive from then on."""
     from .attempt_folder import busy
-    from .wakes import starting, wake_pid_path
+    from .events.wakes import starting, wake_pid_path
 
     paths = waiting.paths
     with holding(paths.dir / "events.lock"):
@@ -176,7 +176,7 @@ def read(root: Path, kept: Reads | None = None) -> Queue:
     """The run root's queue; a run a wake or serve is starting (its continue not yet claimed)
     counts as alive, and waits in the queue no more. `kept`: reads kept from the last time."""
     from ..record.summary import run_folders
-    from .wakes import starting
+    from .events.wakes import starting
 
     runs = list(run_folders(root))
     queue = read_queue(root, runs, kept)

@@ -69,7 +69,7 @@ def find_start(
     """Where the attempt starts; looked ahead to when it starts part-way or only previews. Raises
     Refusal for a --from-stage the workflow does not reach, or a --values file that cannot be used."""
     if workflow.events:
-        from . import attempt_events  # deferred, here and below: only a run with events needs it
+        from .events import attempt as attempt_events  # deferred, here and below: only a run with events needs it
 
         mark, from_stage = attempt_events.redo_mark(run.history, run.attempt, request.from_stage)
     else:
@@ -104,7 +104,7 @@ def _refuse_start(request: RunRequest, paths: RunPaths, records: dict[str, Any],
     if request.to_stage:
         _refuse_to_stage(request.to_stage, records, look, request.from_stage)
     if request.from_stage and look.parks_before_start and not look.needs:
-        from . import attempt_events
+        from .events import attempt as attempt_events
 
         raise Refusal(attempt_events.park_refusal(paths, request, look))
 
@@ -244,7 +244,7 @@ def _look_ahead(workflow: Workflow[Any], run: Run, start: Start, preview: bool) 
     # A preview of a run with events looks past the start point too, for where the attempt would park.
     state.look_ahead = LookAhead(beyond_start=preview and bool(workflow.events))
     if workflow.events:
-        from . import attempt_events
+        from .events import attempt as attempt_events
 
         attempt_events.attach(state, workflow, run.history)
     context = Context(state, run_id=run.paths.id, workflow=workflow.name, cwd=run.cwd)

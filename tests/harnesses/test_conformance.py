@@ -375,10 +375,10 @@ def test_a_sandboxed_agent_answers_with_only_its_login_in_a_fresh_home(
     folder = agent.project.run_dir("ask", "sandboxed") / "agents" / "1" / "planner"
     if agent.pane:
         # The pane's launcher starts it confined.
-        assert "sandbox_launch.py" in (folder.parent / ".panes" / "planner.sh").read_text()
+        assert "sandbox/launch.py" in (folder.parent / ".panes" / "planner.sh").read_text()
     else:
         processes = agent.entries("sandboxed", "agent-process")
-        assert processes and all(entry["command"][-2].endswith("sandbox_launch.py") for entry in processes)
+        assert processes and all(entry["command"][-2].endswith("sandbox/launch.py") for entry in processes)
         assert all(json.loads(entry["command"][-1])["bwrap"].endswith("bwrap") for entry in processes)
     home = folder / "home"
     assert (home / paths.copied).read_text() == own.read_text()

@@ -1,7 +1,7 @@
 """Outside a sandbox, the step before it: open what must not be reached through a link, connect the
 way out, load the filter, and become bubblewrap.
 
-    python -I -S sandbox_launch.py SPEC_JSON
+    python -I -S launch.py SPEC_JSON
 
 SPEC_JSON says (sandbox.py writes it):
 
@@ -11,7 +11,7 @@ SPEC_JSON says (sandbox.py writes it):
 A mount whose GUARD is a folder lies inside a folder an agent may write: its PATH is opened here,
 each step below GUARD without following a link (O_PATH, O_NOFOLLOW), and bubblewrap mounts that
 descriptor (--bind-fd), so a link an agent put in its place, even a moment ago, is refused and
-nothing outside is mounted through it. The gateway is awf's abstract unix socket (sandbox_net.py):
+nothing outside is mounted through it. The gateway is awf's abstract unix socket (net.py):
 connected here, where unix sockets may be made, and handed to the sandbox's first process as
 `--channel FD`. The seccomp filter (seccomp.py) goes to bubblewrap through a pipe. Standard library
 only, run with -I -S from awf's own install, by awf headless and by a pane's launcher alike.

@@ -5,18 +5,18 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..record import entries, folder
-from ..record.clock import parse_iso
-from ..record.inbox import read_events
-from ..record.layout import RunPaths
-from .context import AttemptState
-from .errors import Park
-from .events import REPLAY_KINDS, EventsApi, Replay
-from .lookahead import LookAhead
-from .plan import RedoMark
-from .request import RunRequest
-from .schema import load_schema
-from .workflow import Workflow
+from ...record import entries, folder
+from ...record.clock import parse_iso
+from ...record.inbox import read_events
+from ...record.layout import RunPaths
+from ..context import AttemptState
+from ..errors import Park
+from ..lookahead import LookAhead
+from ..plan import RedoMark
+from ..request import RunRequest
+from ..schema import load_schema
+from ..workflow import Workflow
+from .waits import REPLAY_KINDS, EventsApi, Replay
 
 
 def declared(workflow: Workflow[Any]) -> dict[str, Any]:
@@ -131,7 +131,7 @@ def next_due(history: folder.History) -> float | None:
 
 def held_back(paths: RunPaths, history: folder.History) -> str | None:
     """Why a wake leaves this interrupted run alone: an agent its crashed attempt left still runs."""
-    from .attempt_agents import left_running
+    from ..attempt_agents import left_running
 
     left = left_running(paths, history)
     if not left:

@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..record.files import read_bytes, write_atomic
-from .harness import Capabilities, Harness, Message, PaneProgram, Session, Stopped
-from .output import DEFAULT_CAP, cap_output, read_end
+from ...record.files import read_bytes, write_atomic
+from ..harness import Capabilities, Harness, Message, PaneProgram, Session, Stopped
+from ..output import DEFAULT_CAP, cap_output, read_end
 
 STDERR_TAIL = 2000
 

@@ -38,14 +38,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..record.files import is_file, read_bytes
-from . import usage_pi
-from .harness import Capabilities, Message, PaneProgram, Session, Stopped
-from .headless import Ran, copy_private, run_delivery
-from .kit import AgentCli, program_env, turn_usage
-from .output import size_of
-from .sandbox import endpoint_of
-from .usage import read_lines
+from ...record.files import is_file, read_bytes
+from ..harness import Capabilities, Message, PaneProgram, Session, Stopped
+from ..headless import Ran, copy_private, run_delivery
+from ..kit import AgentCli, program_env, turn_usage
+from ..output import size_of
+from ..sandbox.wrap import endpoint_of
+from ..usage import read_lines
+from . import pi_usage as usage_pi
 
 TESTED_VERSION = "0.73.1"
 VARIABLE = "AWF_PI"

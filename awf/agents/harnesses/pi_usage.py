@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..record.files import open_read
-from .usage import SessionUsage, read_lines, whole
+from ...record.files import open_read
+from ..usage import SessionUsage, read_lines, whole
 
 
 def agent_dir(env: Mapping[str, str]) -> Path:

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..record.files import is_file
-from .usage import SessionUsage, read_lines, whole
+from ...record.files import is_file
+from ..usage import SessionUsage, read_lines, whole
 
 PROVIDER = "anthropic"
 _NOT_NAME = re.compile(r"[^A-Za-z0-9]")

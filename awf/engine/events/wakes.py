@@ -33,17 +33,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..record import file_kinds, folder
-from ..record.clock import parse_iso
-from ..record.files import write_json
-from ..record.layout import RunPaths, working_folder
-from ..record.liveness import is_alive, process_start
-from ..record.locks import holding
-from ..record.waiting import GIVE_UP_AFTER, crash_loop_text, pending_retry, retry_text
-from .attempt_events import held_back, is_ready, next_due, waiting_on
-from .on_ray import Placement
-from .placement import PLACED_ENV
-from .self_command import awf_command
+from ...record import file_kinds, folder
+from ...record.clock import parse_iso
+from ...record.files import write_json
+from ...record.layout import RunPaths, working_folder
+from ...record.liveness import is_alive, process_start
+from ...record.locks import holding
+from ...record.waiting import GIVE_UP_AFTER, crash_loop_text, pending_retry, retry_text
+from ..on_ray import Placement
+from ..placement import PLACED_ENV
+from ..self_command import awf_command
+from .attempt import held_back, is_ready, next_due, waiting_on
 
 FIRST_BACKOFF = 1.0  # seconds; doubles with each interrupted attempt after the first
 FOLDER_LOOK_EVERY = 2.0  # seconds between looks at a ready run whose folder another run works in
@@ -162,12 +162,12 @@ def _after_interrupted(
 
 
 def _if_file_exists(paths: RunPaths, history: folder.History, ready: Look) -> Look:
-    from .loader import split_target
+    from ..loader import split_target
 
     target = _target(history)
     if not split_target(target)[0].exists():
         return Look("moved", why=f"its workflow file {target} is gone; awf run NEWFILE --id {paths.id} --continue")
-    from .attempt_folder import busy
+    from ..attempt_folder import busy
 
     in_use = busy(history.run, paths.root)
     if in_use is not None:

@@ -1,7 +1,7 @@
 """Outside a sandbox, what its agent may reach: a gateway that carries the connections its programs
 make to where the profile allows, while the attempt runs.
 
-A sandboxed agent has no network but its own loopback. Its first process (sandbox_init.py)
+A sandboxed agent has no network but its own loopback. Its first process (init.py)
 listens there on the ports the agent is told about, and hands each connection, as a descriptor,
 over a channel to this gateway, tagged with the route it came in on:
 
@@ -13,7 +13,7 @@ over a channel to this gateway, tagged with the route it came in on:
 The gateway listens on an abstract unix socket with a random name: no file anywhere, nothing left
 behind when awf is killed, and invisible inside a sandbox, which has a network namespace (and so
 an abstract namespace) of its own. A channel is taken only from a process of awf's own user;
-sandbox_launch.py connects it before the sandbox is made.
+launch.py connects it before the sandbox is made.
 """
 
 from __future__ import annotations

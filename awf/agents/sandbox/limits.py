@@ -24,8 +24,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..record.liveness import process_start
-from .reaper import descendants
+from ...record.liveness import process_start
+from ..reaper import descendants
 
 WATCH_EVERY = 0.5
 MIB = 2**20
@@ -103,7 +103,7 @@ def from_record(record: Any) -> Limits:
 
 
 def init_options(limits: Limits) -> list[str]:
-    """The options that give the sandbox's first process (sandbox_init.py) the kernel's limits."""
+    """The options that give the sandbox's first process (init.py) the kernel's limits."""
     options = []
     if limits.processes is not None:
         options += ["--nproc", str(limits.processes)]

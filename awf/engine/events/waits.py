@@ -15,12 +15,12 @@ from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..record import entries, folder
-from ..record.clock import iso, parse_iso
-from ..record.inbox import Event, read_events
-from ..record.log import Line
-from .durations import parse_duration
-from .errors import Park, WorkflowError
+from ...record import entries, folder
+from ...record.clock import iso, parse_iso
+from ...record.inbox import Event, read_events
+from ...record.log import Line
+from ..durations import parse_duration
+from ..errors import Park, WorkflowError
 
 
 @dataclass(frozen=True)

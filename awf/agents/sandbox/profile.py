@@ -1,7 +1,7 @@
 """Sandbox profiles: what `--sandbox` and `wf.agents.open(sandbox=...)` let agents read, write and reach.
 
 A profile is a name (`none`, `workspace`, `read-only`), a JSON file, or a dict, of three lists
-and the limits (sandbox_limits.py):
+and the limits (limits.py):
 
     {"read": ["~/.gitconfig"], "write": [".", "../shared"], "network": ["pypi.org", "files.pythonhosted.org:443"],
      "limits": {"processes": 512}}
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import sandbox_limits
-from .sandbox_limits import Limits
+from . import limits as sandbox_limits
+from .limits import Limits
 
 NONE = "none"
 # The built-in profiles, as a file would say them.

@@ -29,13 +29,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..record.files import is_file, write_atomic
-from . import usage_claude
-from .harness import Capabilities, Message, PaneProgram, Session, Stopped
-from .headless import Ran, copy_private, run_delivery
-from .kit import AgentCli, turn_usage
-from .output import size_of
-from .sandbox import endpoint_of
+from ...record.files import is_file, write_atomic
+from ..harness import Capabilities, Message, PaneProgram, Session, Stopped
+from ..headless import Ran, copy_private, run_delivery
+from ..kit import AgentCli, turn_usage
+from ..output import size_of
+from ..sandbox.wrap import endpoint_of
+from . import claude_usage as usage_claude
 
 DEFAULT_MODEL = "sonnet"  # Claude Code's name for its latest Sonnet
 TESTED_VERSION = "2.1.332"

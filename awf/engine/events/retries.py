@@ -11,11 +11,11 @@ ending, or a retry `awf cancel` withdrew, starts the count again.
 
 from __future__ import annotations
 
-from ..record import folder
-from ..record.clock import iso
-from ..record.file_kinds import RetryFields
-from ..record.waiting import retries_withdrawn
-from .errors import Stop
+from ...record import folder
+from ...record.clock import iso
+from ...record.file_kinds import RetryFields
+from ...record.waiting import retries_withdrawn
+from ..errors import Stop
 
 
 def in_a_row(history: folder.History) -> int:

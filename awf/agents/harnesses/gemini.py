@@ -39,14 +39,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..record.files import file_size, open_read, read_bytes, write_atomic
-from . import usage_gemini
-from .harness import Capabilities, Message, PaneProgram, Session, Stopped
-from .headless import Ran, copy_private, run_delivery
-from .kit import AgentCli, program_env
-from .output import size_of
-from .sandbox import endpoint_of
-from .usage import SessionUsage
+from ...record.files import file_size, open_read, read_bytes, write_atomic
+from ..harness import Capabilities, Message, PaneProgram, Session, Stopped
+from ..headless import Ran, copy_private, run_delivery
+from ..kit import AgentCli, program_env
+from ..output import size_of
+from ..sandbox.wrap import endpoint_of
+from ..usage import SessionUsage
+from . import gemini_usage as usage_gemini
 
 TESTED_VERSION = "0.61.0"
 VARIABLE = "AWF_GEMINI"

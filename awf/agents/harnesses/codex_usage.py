@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .usage import SessionUsage, read_lines, whole
+from ..usage import SessionUsage, read_lines, whole
 
 PROVIDER = "openai"
 UNKNOWN_MODEL = ""

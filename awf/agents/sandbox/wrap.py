@@ -8,15 +8,15 @@ What a process has inside (see docs/sandboxes.md, whose threat model says what e
 - the system folders read-only, with the files that hold the machine's secrets emptied; the
   programs it runs, read-only, wherever they are installed; the profile's paths; of the runs'
   records only its own folder; inside what it writes, what runs outside kept read-only
-  (sandbox_mounts.py);
+  (mounts.py);
 - a seccomp filter (seccomp.py): no unix socket, so none outside is reached;
-- limits (sandbox_limits.py): processes, open files, CPU, the size of /tmp and /dev/shm;
-- a network of its own with only loopback; sandbox_init.py hands each connection to awf's gateway
-  outside (sandbox_net.py), which carries it to the model's port or an allowlisting proxy;
+- limits (limits.py): processes, open files, CPU, the size of /tmp and /dev/shm;
+- a network of its own with only loopback; init.py hands each connection to awf's gateway
+  outside (net.py), which carries it to the model's port or an allowlisting proxy;
 - a clean environment: the locale, the terminal, the git identity commits are made under, what
   `awf answer` needs and what the harness says its program needs.
 
-Each process starts through sandbox_launch.py, which opens what lies in folders agents write
+Each process starts through launch.py, which opens what lies in folders agents write
 without following links, connects the gateway, and becomes bubblewrap.
 """
 
@@ -33,13 +33,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..record.files import ensure_dir
+from ...record.files import ensure_dir
+from ..reaper import environment_kept
 from . import seccomp
-from .reaper import environment_kept
-from .sandbox_limits import MIB, Watch, init_options
-from .sandbox_mounts import Layout, plan
-from .sandbox_net import Gateway, Route
-from .sandbox_profile import Profile
+from .limits import MIB, Watch, init_options
+from .mounts import Layout, plan
+from .net import Gateway, Route
+from .profile import Profile
 
 SYSTEM_PATH = ("/usr/local/bin", "/usr/local/sbin", "/usr/bin", "/usr/sbin", "/bin", "/sbin")
 INSTALL = (
@@ -189,7 +189,7 @@ class AgentSandbox:
                 shm_bytes=limits.shm_mib * MIB if limits.shm_mib else None,
             )
         )
-        init = [sys.executable, "-I", "-S", str(Path(__file__).with_name("sandbox_init.py")), *init_options(limits)]
+        init = [sys.executable, "-I", "-S", str(Path(__file__).with_name("init.py")), *init_options(limits)]
         init += environment_kept(inside_env)
         for address in self._listen:
             init += ["--listen", address]
@@ -203,7 +203,7 @@ class AgentSandbox:
             "init": init,
             "command": [program, *command[1:]],
         }
-        launcher = str(Path(__file__).with_name("sandbox_launch.py"))
+        launcher = str(Path(__file__).with_name("launch.py"))
         return [sys.executable, "-I", "-S", launcher, json.dumps(spec)], inside_env
 
     def _env(self, env: Mapping[str, str], program: str) -> dict[str, str]:

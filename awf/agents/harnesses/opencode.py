@@ -40,15 +40,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..record.files import open_read, read_bytes
-from . import usage_opencode
-from .harness import Capabilities, Message, PaneProgram, Session, Stopped
-from .headless import Ran, copy_private, run_delivery
-from .kit import AgentCli, program_env
-from .output import size_of
-from .sandbox import endpoint_of
-from .usage import TOKEN_KINDS, price
-from .usage_opencode import mapping
+from ...record.files import open_read, read_bytes
+from ..harness import Capabilities, Message, PaneProgram, Session, Stopped
+from ..headless import Ran, copy_private, run_delivery
+from ..kit import AgentCli, program_env
+from ..output import size_of
+from ..sandbox.wrap import endpoint_of
+from ..usage import TOKEN_KINDS, price
+from . import opencode_usage as usage_opencode
+from .opencode_usage import mapping
 
 TESTED_VERSION = "1.18.33"
 VARIABLE = "AWF_OPENCODE"

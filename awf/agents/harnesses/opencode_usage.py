@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..record.files import is_file
-from .usage import whole
+from ...record.files import is_file
+from ..usage import whole
 
 
 def database(env: Mapping[str, str]) -> Path:

@@ -17,8 +17,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..record.files import open_read
-from .usage import SessionUsage, whole
+from ...record.files import open_read
+from ..usage import SessionUsage, whole
 
 PROVIDER = "google"
 

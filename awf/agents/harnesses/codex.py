@@ -38,14 +38,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..record.files import read_bytes
-from . import usage_codex
-from .harness import Capabilities, Message, PaneProgram, Session, Stopped
-from .headless import JsonLines, copy_private, run_delivery
-from .kit import AgentCli, turn_usage
-from .output import size_of
-from .sandbox import endpoint_of
-from .usage import price
+from ...record.files import read_bytes
+from ..harness import Capabilities, Message, PaneProgram, Session, Stopped
+from ..headless import JsonLines, copy_private, run_delivery
+from ..kit import AgentCli, turn_usage
+from ..output import size_of
+from ..sandbox.wrap import endpoint_of
+from ..usage import price
+from . import codex_usage as usage_codex
 
 DEFAULT_MODEL = "gpt-6.1-sol"
 TESTED_VERSION = "0.171.0"

@@ -8,7 +8,7 @@ folders on the way to it (a folder bound onto itself cannot be renamed away: EBU
 agent cannot move what holds it and put a copy of its own in its place.
 
 A mount of a path inside a folder an agent may write is made from a descriptor opened without
-following links (`guard`, sandbox_launch.py), so a link put there never mounts what it points to.
+following links (`guard`, launch.py), so a link put there never mounts what it points to.
 A read inside a folder already seen is not mounted again, for the same reason.
 """
 
@@ -41,7 +41,7 @@ GIT_MADE = ("hooks", "info")  # made empty and read-only where they are missing
 
 @dataclass(frozen=True)
 class Mount:
-    """One step of the plan, as sandbox_launch.py takes it: [kind, path, guard or target, size]."""
+    """One step of the plan, as launch.py takes it: [kind, path, guard or target, size]."""
 
     kind: str  # ro, ro-try, rw, link, dev, proc, tmpfs, empty, hide
     path: str

@@ -1,12 +1,12 @@
 """Inside a sandbox, its first process: the kernel's limits, the way out, then the agent's program.
 
-    python -I -S sandbox_init.py [--nproc N] [--nofile N] [--set NAME=VALUE | --unset NAME]
+    python -I -S init.py [--nproc N] [--nofile N] [--set NAME=VALUE | --unset NAME]
                                  [--channel FD --listen ADDRESS=TAG ...] -- COMMAND ...
 
 A sandbox has a network of its own with nothing but loopback on it. Each `ADDRESS=TAG` listens on
 ADDRESS inside; each connection to it is handed, as a descriptor, over the channel (a unix socket
-awf connected before the sandbox was made, sandbox_launch.py) with the byte TAG, and awf's gateway
-outside carries it on (sandbox_net.py): to the model's port, or to a proxy that lets through only
+awf connected before the sandbox was made, launch.py) with the byte TAG, and awf's gateway
+outside carries it on (net.py): to the model's port, or to a proxy that lets through only
 the hosts the profile allows. Nothing inside makes a unix socket (seccomp.py), so the channel is
 the one way out, and only this process holds it: COMMAND starts without it. Then it runs COMMAND,
 and exits as it does. Standard library only, and run with -I -S: it starts before every process of
