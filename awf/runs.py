@@ -207,16 +207,19 @@ def list(
 ) -> builtins.list[RunInfo]:
     """The runs under the run root, newest first; of one workflow, or in the given statuses.
     A run whose log cannot be read is left out (`awf runs` names it)."""
-    from .record.summary import STATUSES, run_folders, summarize
+    from .record.summary import STATUSES, run_folders
+    from .record.summary_cache import SummaryCache
 
     wanted = {status} if isinstance(status, str) else set(status or [])
     unknown = sorted(wanted - set(STATUSES))
     if unknown:
         raise ValueError(f"status {', '.join(unknown)}: a run's status is one of {', '.join(STATUSES)}")
     found = []
-    for paths in run_folders(_root(cwd, root), workflow):
+    run_root = _root(cwd, root)
+    kept = SummaryCache(run_root)
+    for paths in run_folders(run_root, workflow):
         try:
-            summary = summarize(paths)
+            summary = kept.summary(paths)
         except RecordError:
             continue
         if summary is None or (wanted and summary.status not in wanted):
@@ -237,6 +240,7 @@ def list(
                 record=summary.dir,
             )
         )
+    kept.save(whole=workflow is None)
     # Newest first; runs made in one millisecond by name, never in the order the folder lists them.
     found.sort(key=lambda run: (run.workflow, run.id))
     found.sort(key=lambda run: run.started or "", reverse=True)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from ..record.errors import RecordError
 from ..record.layout import RunPaths
-from ..record.summary import STATUSES, RunSummary, run_folders, summarize
+from ..record.summary import STATUSES, RunSummary, run_folders
+from ..record.summary_cache import SummaryCache
 from . import output
 from .errors import ExitCode, Problem
 from .run_target import TargetError, Where, find_run, split_name
@@ -39,14 +40,16 @@ def _statuses(given: list[str] | None) -> set[str]:
 def _listing(where: Where, workflow: str | None, wanted: set[str], json_out: bool) -> int:
     runs: list[RunSummary] = []
     problems: list[RecordError] = []
+    kept = SummaryCache(where.root)
     for paths in run_folders(where.root, workflow):
         try:
-            summary = summarize(paths)
+            summary = kept.summary(paths)
         except RecordError as problem:
             problems.append(problem)
             continue
         if summary is not None and (not wanted or summary.status in wanted):
             runs.append(summary)
+    kept.save(whole=workflow is None)
     # Newest first; runs made in one millisecond by name, never in the order the folder lists them.
     runs.sort(key=lambda run: (run.workflow, run.id))
     runs.sort(key=lambda run: run.started or "", reverse=True)
