@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from .record.entries import Entry
 from .record.errors import RecordError
 from .record.file_kinds import RetryFields
 from .record.layout import RunPaths, run_root_for
@@ -150,7 +151,7 @@ class LogLine:
 
     cursor: int
     kind: str
-    entry: dict[str, Any]
+    entry: Entry  # narrowed by its kind: `if line.entry["kind"] == "turn": line.entry["outcome"]`
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..record import entries
 from ..record.errors import RecordError
 from ..record.liveness import is_alive
 from ..record.log import Line, read_lines
@@ -93,13 +94,13 @@ def left_by_crashes(log: Path) -> list[LeftRunning]:
 
 
 def _left_by_crashes(log: Path) -> list[LeftRunning]:
-    starts: dict[int, dict[str, Any]] = {}
+    starts: dict[int, entries.AttemptStartLine] = {}
     ended: set[int] = set()
     for line in read_lines(log, kinds=frozenset({"attempt-start", "attempt-end"})):
         item = line.entry
         if item["kind"] == "attempt-start":
             starts[item["attempt"]] = item
-        else:
+        elif item["kind"] == "attempt-end":
             ended.add(item["attempt"])
     crashed = [
         number

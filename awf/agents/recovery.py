@@ -13,10 +13,10 @@ never zero.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..record import entries
 from ..record.costs import money
@@ -34,9 +34,9 @@ class _Turn:
     attempt: int
     agent: str
     turn: int
-    start: dict[str, Any]
-    session: dict[str, Any]  # the latest line that says where the session is: turn-start or session
-    ended: dict[str, Any] | None = None  # its `turn` line
+    start: entries.TurnStartLine
+    session: entries.TurnStartLine | entries.SessionLine  # the latest line that says where the session is
+    ended: entries.TurnLine | None = None  # its `turn` line
     settled: bool = False  # a `usage` line counts it already
     end: int | None = None  # the byte of the session file the agent's next turn began at
 
@@ -82,13 +82,15 @@ def settle(
             attempt=turn.attempt,
             agent=turn.agent,
             turn=turn.turn,
-            **({"stage": turn.start["stage"]} if isinstance(turn.start.get("stage"), str) else {}),
             harness=turn.start["harness"],
             by_attempt=attempt,
             session=turn.session.get("session"),
             **fields,
             recovered=True,
         )
+        stage = turn.start.get("stage")
+        if isinstance(stage, str):
+            line["stage"] = stage
         entries.append(log, line)
         summed = found.setdefault(turn.attempt, Recovered(turn.attempt))
         tokens = fields.get("tokens")
@@ -106,19 +108,28 @@ def settle(
     return [found[number] for number in sorted(found) if found[number].tokens or found[number].unknown]
 
 
+_TurnLines = entries.TurnStartLine | entries.SessionLine | entries.TurnLine | entries.UsageLine
+
+
+def _turn_lines(lines: Iterable[Line]) -> Iterator[_TurnLines]:
+    """The lines that tell of turns, by their kind."""
+    for line in lines:
+        if line.entry["kind"] in KINDS:
+            yield cast(_TurnLines, line.entry)  # its kind is one of the four
+
+
 def _unsettled(log: Path, attempt: int, lines: Iterable[Line] | None) -> list[_Turn]:
     """The turns of earlier attempts that used what they could not record, and have no `usage` line."""
     turns: dict[tuple[int, str, int], _Turn] = {}
     order: list[_Turn] = []
-    for line in read_lines(log, kinds=KINDS, validate=False) if lines is None else lines:
-        entry = line.entry
+    for entry in _turn_lines(read_lines(log, kinds=KINDS, validate=False) if lines is None else lines):
+        # Read unchecked (validate=False): each key is looked at before it is believed.
         number = entry.get("attempt")
         if not isinstance(number, int) or number >= attempt:
             continue
         turn_number = entry.get("turn")
         key = (number, str(entry.get("agent")), turn_number if isinstance(turn_number, int) else 0)
-        kind = line.kind
-        if kind == "turn-start":
+        if entry["kind"] == "turn-start":
             for earlier in reversed(order):  # this agent's turn before it ended where this one began
                 if earlier.attempt == number and earlier.agent == key[1]:
                     if earlier.end is None and _same_file(earlier.session, entry):
@@ -128,11 +139,11 @@ def _unsettled(log: Path, attempt: int, lines: Iterable[Line] | None) -> list[_T
             turns[key] = found
             order.append(found)
         elif key in turns:
-            if kind == "session":
+            if entry["kind"] == "session":
                 turns[key].session = entry
-            elif kind == "turn":
+            elif entry["kind"] == "turn":
                 turns[key].ended = entry
-            elif kind == "usage":
+            else:
                 turns[key].settled = True
     return [
         turn
@@ -143,7 +154,9 @@ def _unsettled(log: Path, attempt: int, lines: Iterable[Line] | None) -> list[_T
     ]
 
 
-def _same_file(session: dict[str, Any], start: dict[str, Any]) -> bool:
+def _same_file(
+    session: entries.TurnStartLine | entries.SessionLine, start: entries.TurnStartLine | entries.SessionLine
+) -> bool:
     return bool(session.get("session_file")) and session.get("session_file") == start.get("session_file")
 
 
@@ -164,8 +177,9 @@ def _read(harness: Harness, turn: _Turn, env: Mapping[str, str]) -> dict[str, An
     where = turn.session
     recorded = where.get("session_file")
     path = Path(recorded) if isinstance(recorded, str) and recorded else None
-    if path is None and isinstance(where.get("session"), str):
-        path = harness.session_file(_session_named(where["session"], turn.start), env)
+    session = where.get("session")
+    if path is None and isinstance(session, str):
+        path = harness.session_file(_session_named(session, turn.start), env)
     offset = where.get("session_offset")
     start = offset if isinstance(offset, int) else 0
     if path is None:
@@ -187,11 +201,11 @@ def _unknown(why: str) -> dict[str, Any]:
     return {"tokens": None, "cost": None, "unknown": why}
 
 
-def _session_named(session_id: str, start: dict[str, Any]) -> Session:
+def _session_named(session_id: str, start: entries.TurnStartLine) -> Session:
     """Enough of a session for its harness to say where its file is."""
 
     def cannot_spawn(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("a session read for its usage starts nothing")
 
-    cwd = Path(start.get("cwd") or os.getcwd())
-    return Session(str(start.get("agent")), {}, None, cwd, cwd, cannot_spawn, id=session_id)
+    cwd = Path.cwd()  # a turn-start line names no folder: the continue runs where the run works
+    return Session(start["agent"], {}, None, cwd, cwd, cannot_spawn, id=session_id)

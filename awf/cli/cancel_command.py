@@ -133,7 +133,7 @@ def _withdraw_retry(paths: RunPaths, here: str) -> folder.History | None:
                 return history
             if starting(paths) is None:
                 entries.append(paths.log, entries.cancel(attempt=last.number, pid=last.pid, by=here, retry=True))
-                go_on = (last.end or {}).get("go_on") or f"awf run FILE --id {paths.id} --continue"
+                go_on = (last.end.get("go_on") if last.end else None) or f"awf run FILE --id {paths.id} --continue"
                 output.error_line(
                     f"withdrew the retry of {paths.name} due at {retry_time(retry)} ({retry['number']} of "
                     f"{retry['of']}): nothing continues it now but you: {go_on}"

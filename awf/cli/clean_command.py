@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import cast
 
 from ..engine import worktree as worktrees
 from ..record import folder
-from ..record.entries import WorktreeFields
 from ..record.errors import RecordError
 from ..record.summary import run_folders
 from . import output
@@ -57,7 +55,7 @@ def _clean(history: folder.History, *, force: bool) -> str:
         raise CommandError(
             f"run {name} works in {history.run['cwd']}, not in a worktree of its own: nothing to clean", Problem.USAGE
         )
-    worktree = worktrees.Worktree.from_record(cast(WorktreeFields, recorded))
+    worktree = worktrees.Worktree.from_record(recorded)
     last = history.last
     if last is not None and last.is_live():
         raise CommandError(

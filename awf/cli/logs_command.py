@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from .errors import ExitCode, Problem
 from .run_target import TargetError, Where, find_run
 
 if TYPE_CHECKING:
+    from ..record.entries import TurnLine
     from .logs_sends import Sends
 
 CURSOR_WIDTH = 8
@@ -30,7 +32,7 @@ class Filters:
     stage: str | None = None
     agent: str | None = None
 
-    def keep(self, entry: dict[str, Any]) -> bool:
+    def keep(self, entry: Mapping[str, Any]) -> bool:
         if self.attempt is not None and entry.get("attempt") != self.attempt:
             return False
         if self.stage is not None and entry.get("stage") != self.stage:
@@ -56,7 +58,7 @@ class Printer:
         self._write(
             "\n".join(
                 [
-                    f"{line.offset:>{CURSOR_WIDTH}}  {clock(line.entry.get('at'))}  {first}",
+                    f"{line.offset:>{CURSOR_WIDTH}}  {clock(line.entry['at'])}  {first}",
                     *(pad + more for more in rest),
                 ]
             )
@@ -67,11 +69,12 @@ class Printer:
         from ..view.log_text import clock, describe
         from .logs_sends import cursor
 
-        text = describe(line.entry)
+        sent: Mapping[str, Any] = line.entry  # a line of the inbox, read by the log's reader
+        text = describe(sent)
         if self.json_out:
-            self._write(json.dumps({"cursor": cursor(line), "text": text, "event": line.entry}, ensure_ascii=False))
+            self._write(json.dumps({"cursor": cursor(line), "text": text, "event": sent}, ensure_ascii=False))
             return
-        self._write(f"{cursor(line):>{CURSOR_WIDTH}}  {clock(line.entry.get('sent'))}  {text}")
+        self._write(f"{cursor(line):>{CURSOR_WIDTH}}  {clock(sent.get('sent'))}  {text}")
 
     def interrupted(self, paths: RunPaths, history: History, crashed: Attempt) -> None:
         """An attempt with no ending whose process is gone: say so, with the agents it left
@@ -193,7 +196,7 @@ def _print_all(paths: RunPaths, history: History, reading: _Reading, after: bool
         crashed = crashed[-1:] if crashed and crashed[-1] is history.last else []
     crashed = [a for a in crashed if attempt is None or a.number == attempt]
     for line in read_lines(paths.log, start=reading.start):
-        if line.kind == "attempt-start":
+        if line.entry["kind"] == "attempt-start":
             while crashed and crashed[0].number < line.entry["attempt"]:
                 reading.printer.interrupted(paths, history, crashed.pop(0))
         if not reading.skipped(line):
@@ -297,24 +300,22 @@ def _turn(paths: RunPaths, handle: str, json_out: bool) -> int:
     """Each turn the handle names: its prompt and its answer."""
     from ..view.log_text import describe, session_handle, turn_handle
 
-    found: list[Line] = []
+    found: list[tuple[int, TurnLine]] = []
     handles: deque[str] = deque(maxlen=10)  # the last turns, to name when none fits
-    for line in read_lines(paths.log):
-        if line.kind != "turn":
+    for line in read_lines(paths.log, kinds=frozenset({"turn"})):
+        turn = line.entry
+        if turn["kind"] != "turn":
             continue
-        names = {turn_handle(line.entry), session_handle(line.entry), line.entry.get("session")}
-        handles.append(turn_handle(line.entry))
+        names = {turn_handle(turn), session_handle(turn), turn.get("session")}
+        handles.append(turn_handle(turn))
         if handle in names:
-            found.append(line)
+            found.append((line.offset, turn))
     if not found:
         known = f"its turns are {', '.join(handles)}" if handles else "it has no turns"
         raise TargetError(f"run {paths.name} has no turn {handle!r}: {known}", Problem.NO_SUCH_RUN)
-    for line in found:
-        entry = line.entry
+    for offset, entry in found:
         if json_out:
-            output.result(
-                json.dumps({"cursor": line.offset, "text": describe(entry), "entry": entry}, ensure_ascii=False)
-            )
+            output.result(json.dumps({"cursor": offset, "text": describe(entry), "entry": entry}, ensure_ascii=False))
             continue
         answer = entry.get("value") if entry.get("outcome") == "answered" else None
         shown = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False, indent=2)

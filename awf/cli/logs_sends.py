@@ -8,6 +8,8 @@ sends made at or after its time, and `--after` a send's cursor the log entries m
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..record.clock import parse_iso
 from ..record.inbox import inbox_path, read_sends
 from ..record.layout import RunPaths
@@ -24,7 +26,7 @@ def cursor(line: Line) -> str:
     return f"{PREFIX}{line.offset}"
 
 
-def when(entry: dict[str, object]) -> float | None:
+def when(entry: Mapping[str, object]) -> float | None:
     """When an entry of the log was made, or a send was sent; None when it does not say."""
     text = entry.get("sent") if entry.get("kind") == "event" else entry.get("at")
     try:
@@ -54,7 +56,7 @@ class Sends:
                 continue
             self.waiting.append(line)
 
-    def before(self, entry: dict[str, object]) -> list[Line]:
+    def before(self, entry: Mapping[str, object]) -> list[Line]:
         """The sends made before `entry` of the log, to print ahead of it."""
         at = when(entry)
         if at is None:

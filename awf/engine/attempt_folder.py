@@ -4,10 +4,9 @@ run's worktree, there as the attempt starts."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
 
 from ..record import folder_lock
-from ..record.entries import WorktreeFields
+from ..record.entries import RunLine
 from ..record.layout import working_folder
 from ..record.liveness import lock_is_held
 from . import attempt_outcome
@@ -50,12 +49,12 @@ def in_use(where: Path, holder: folder_lock.Holder | None) -> str:
     return f"run {holder.run} works in {where} (attempt {holder.attempt}, pid {holder.pid} on {holder.host})"
 
 
-def busy(run_line: dict[str, Any], root: Path) -> str | None:
+def busy(run_line: RunLine, root: Path) -> str | None:
     """Why a run cannot start an attempt now: another run works in its folder; None when it may."""
     if run_line.get("share_folder"):
         return None
     recorded = run_line.get("worktree")
-    worktree = Worktree.from_record(cast(WorktreeFields, recorded)) if isinstance(recorded, dict) else None
+    worktree = Worktree.from_record(recorded) if recorded is not None else None
     where, lock = lock_of(working_folder(run_line, root).now, worktree, root)
     if not lock_is_held(lock):
         return None

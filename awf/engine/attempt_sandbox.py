@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..record.entries import AttemptStartLine
 from .errors import Refusal
 
 
@@ -25,7 +26,7 @@ def requested(given: str | None, cwd: Path, made: Path | None = None) -> Any:
 
 
 def kept(
-    given: str | None, recorded: dict[str, Any] | None, cwd: Path, run: str, first: dict[str, Any] | None = None
+    given: str | None, recorded: dict[str, Any] | None, cwd: Path, run: str, first: AttemptStartLine | None = None
 ) -> Any:
     """The profile a continue runs with: the run's own; Refusal when `given` is another, or when the
     run line says other than its first attempt ran with (`first`, that attempt's start line) and

@@ -388,7 +388,7 @@ def _kept_folder(request: RunRequest, where: WorkingFolder, paths: RunPaths, cwd
     return where.now
 
 
-def _kept_worktree(request: RunRequest, run_line: dict[str, Any], name: str, cwd: Path) -> Worktree | None:
+def _kept_worktree(request: RunRequest, run_line: entries.RunLine, name: str, cwd: Path) -> Worktree | None:
     """The run's worktree, which a continue keeps: --worktree again is allowed, another --base refused."""
     recorded = run_line.get("worktree")
     if recorded is None:

@@ -115,7 +115,7 @@ _KEPT = ("argv", "cwd", "cwd_relative", "sandbox", "file", "workflow_version", "
 
 
 def _run_fields(
-    source: RunPaths, paths: RunPaths, run_line: dict[str, Any], from_stage: str | None
+    source: RunPaths, paths: RunPaths, run_line: entries.RunLine, from_stage: str | None
 ) -> tuple[entries.RunFields, Worktree | None]:
     fields = cast(entries.RunFields, {"workflow": paths.workflow, "id": paths.id})
     for key in _KEPT:
@@ -124,9 +124,9 @@ def _run_fields(
     fields["forked_from"] = {"run": source.name, "stage": from_stage}
     fields["trace_id"] = trace_ids.derived_trace_id(paths.workflow, paths.id, now_iso())  # a trace of its own
     recorded = run_line.get("worktree")
-    if not isinstance(recorded, dict):
+    if recorded is None:
         return fields, None
-    worktree = _forked_worktree(source, paths, Worktree.from_record(cast(entries.WorktreeFields, recorded)))
+    worktree = _forked_worktree(source, paths, Worktree.from_record(recorded))
     fields["worktree"] = worktree.as_record()
     try:
         here = Path(run_line["cwd"]).relative_to(Path(recorded["path"]))

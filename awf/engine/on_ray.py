@@ -102,23 +102,24 @@ def place(request: RunRequest, placement: Placement) -> Placed:
     return Placed(paths, token, placement.resources)
 
 
-def where_it_started(placed: Placed, within: float) -> dict[str, Any] | None:
+def where_it_started(placed: Placed, within: float) -> entries.AttemptStartLine | None:
     """The `attempt-start` line of the placed attempt, once it began (waiting up to `within`
     seconds); None while it still waits for a node. Raises Refusal when it will not start."""
     deadline = time.monotonic() + within
     while True:
-        state, line = _placement_state(placed.paths, placed.token)
-        if state == "started":
+        line = _placement_state(placed.paths, placed.token)[1]
+        if line is not None and line["kind"] == "attempt-start":
             return line
-        if state == "withdrawn":
-            assert line is not None
-            raise Refusal(f"the attempt of {placed.paths.name} did not start: {line.get('reason')}")
+        if line is not None and line["kind"] == "unqueued":
+            raise Refusal(f"the attempt of {placed.paths.name} did not start: {line['reason']}")
         if time.monotonic() >= deadline:
             return None
         time.sleep(0.2)
 
 
-def wait_for_ending(placed: Placed, started: dict[str, Any] | None) -> tuple[int, dict[str, Any] | None]:
+def wait_for_ending(
+    placed: Placed, started: entries.AttemptStartLine | None
+) -> tuple[int, entries.AttemptEndLine | None]:
     """Follow the placed attempt to its ending: its exit code and its `attempt-end` line; for an
     attempt whose node was lost (no ending, its lock free), exit 1 and None.
 
@@ -202,7 +203,7 @@ def _carried_env() -> dict[str, str]:
     return {name: value for name, value in os.environ.items() if name not in _NOT_CARRIED}
 
 
-def _placement_state(paths: RunPaths, token: str) -> tuple[str, dict[str, Any] | None]:
+def _placement_state(paths: RunPaths, token: str) -> tuple[str, entries.UnqueuedLine | entries.AttemptStartLine | None]:
     """queued, started (with its attempt-start line) or withdrawn (with its unqueued line)."""
     from ..record.log import read_lines
 

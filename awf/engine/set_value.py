@@ -125,11 +125,12 @@ def computed_from_old(history: folder.History | None, records: dict[str, Any], f
     if history is None or not history.has("edited"):
         return []
     edits: dict[str, int] = {}
-    for line in history.lines(frozenset({"edited"})):
-        edits[line.entry["stage"]] = line.offset
-    recorded: dict[str, int] = {}  # each stage's last `stage` line
-    for line in history.lines(frozenset({"stage"})):
-        recorded[line.entry["stage"]] = line.offset
+    recorded: dict[str, int] = {}
+    for line in history.lines(frozenset({"edited", "stage"})):
+        if line.entry["kind"] == "edited":
+            edits[line.entry["stage"]] = line.offset
+        elif line.entry["kind"] == "stage":
+            recorded[line.entry["stage"]] = line.offset  # each stage's last `stage` line
     names = list(records)
     said = []
     for stage, at in edits.items():

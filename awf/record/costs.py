@@ -42,7 +42,7 @@ class TurnCosts:
     def __init__(self) -> None:
         self._turns: dict[tuple[Any, Any, Any], TurnCost] = {}
 
-    def add(self, entry: dict[str, Any]) -> None:
+    def add(self, entry: Mapping[str, Any]) -> None:
         kind = entry.get("kind")
         if kind not in ("turn", "usage"):
             return
@@ -57,7 +57,7 @@ class TurnCosts:
         return list(self._turns.values())
 
 
-def _reported(entry: dict[str, Any]) -> TurnCost:
+def _reported(entry: Mapping[str, Any]) -> TurnCost:
     usage = entry.get("usage") if isinstance(entry.get("usage"), dict) else None
     cost = turn_cost(entry)
     unknown = None
@@ -79,7 +79,7 @@ def _reported(entry: dict[str, Any]) -> TurnCost:
     )
 
 
-def _recovered(entry: dict[str, Any]) -> TurnCost:
+def _recovered(entry: Mapping[str, Any]) -> TurnCost:
     tokens = entry.get("tokens") if isinstance(entry.get("tokens"), dict) else None
     cost = entry.get("cost") if _number(entry.get("cost")) else None
     unknown = None

@@ -153,7 +153,7 @@ class _LogRead:
         for line in read_lines(paths.log, problems=[]):
             self._take(line.kind, line.entry)
 
-    def _take(self, kind: str, entry: dict[str, Any]) -> None:
+    def _take(self, kind: str, entry: Mapping[str, Any]) -> None:
         if kind == "attempt-start":
             self.status = None
         elif kind == "status":
@@ -218,7 +218,7 @@ def stage_of(attempt: Attempt | None) -> str | None:
 
 
 def attempt_json(attempt: Attempt, cost: CostSum | None = None) -> dict[str, Any]:
-    end = attempt.end or {}
+    end: Mapping[str, Any] = attempt.end or {}
     live = attempt.status == "running"
     return {
         "attempt": attempt.number,

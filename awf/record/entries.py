@@ -10,8 +10,9 @@ progress (`PROGRESS_KINDS`): the choice belongs to the kind, not to the place th
 # No `from __future__ import annotations`: on Python 3.11 a TypedDict reads NotRequired off
 # evaluated annotations only, and the test that keeps these in step with the schema reads them.
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict, Unpack
+from typing import Any, Literal, NotRequired, TypedDict, Unpack, cast
 
 from .clock import now_iso
 from .file_kinds import RetryFields, StageRecord
@@ -671,3 +672,10 @@ class ProgressLog:
 
     def close(self) -> None:
         self._lines.close()
+
+
+def attempt_of(entry: Entry) -> int | None:
+    """The attempt a line belongs to, for the kinds that belong to one (a run line, a queued
+    line or a torn one belongs to none)."""
+    attempt = cast(Mapping[str, object], entry).get("attempt")
+    return attempt if isinstance(attempt, int) else None

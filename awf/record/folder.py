@@ -104,11 +104,11 @@ class Attempt:
     """An attempt as read off the log."""
 
     number: int
-    start: dict[str, Any]
-    end: dict[str, Any] | None = None
+    start: entries.AttemptStartLine
+    end: entries.AttemptEndLine | None = None
     stages_started: list[str] = field(default_factory=list)
     stages_recorded: list[str] = field(default_factory=list)
-    start_point: dict[str, Any] | None = None
+    start_point: entries.StartPointLine | None = None
     lock: Path | None = None  # the run's attempt lock: it tells a live attempt on another machine
 
     @property
@@ -146,9 +146,9 @@ class History:
     left running, their panes, turns to settle, events), each once, and most continues for none.
     """
 
-    run: dict[str, Any]
+    run: entries.RunLine
     attempts: list[Attempt]
-    queued: dict[str, Any] | None = None  # an attempt placed on a scheduler that has not started
+    queued: entries.QueuedLine | None = None  # an attempt placed on a scheduler that has not started
     log: Path | None = None  # the log it was read from
     index: dict[str, array[int]] = field(default_factory=dict)  # each kind's lines, by offset
     handle: BinaryIO | None = None  # the log, open since it was read
@@ -217,9 +217,9 @@ def _read_history(paths: RunPaths, handle: BinaryIO, ended_stages: bool, problem
         ended = _Span(lines_of(handle, paths.log))
         keep = _of_open_attempts(paths.log, ended)
         stop = ended.end
-    run: dict[str, Any] | None = None
+    run: entries.RunLine | None = None
     attempts: dict[int, Attempt] = {}
-    queued: dict[str, Any] | None = None
+    queued: entries.QueuedLine | None = None
     index: dict[str, array[int]] = {}
 
     def add(kind: str, offset: int) -> None:
@@ -228,19 +228,18 @@ def _read_history(paths: RunPaths, handle: BinaryIO, ended_stages: bool, problem
     span = _Span(lines_of(handle, paths.log, stop=stop))
     for line in parse_lines(paths.log, span, kinds=HISTORY_KINDS, keep=keep, problems=problems, index=add):
         item = line.entry
-        kind = item["kind"]
-        if kind == "run":
+        if item["kind"] == "run":
             run = item
-        elif kind == "queued":
+        elif item["kind"] == "queued":
             queued = item
-        elif kind == "unqueued":
-            queued = None if queued is not None and queued.get("token") == item.get("token") else queued
-        elif kind == "attempt-start":
+        elif item["kind"] == "unqueued":
+            queued = None if queued is not None and queued["token"] == item["token"] else queued
+        elif item["kind"] == "attempt-start":
             attempts[item["attempt"]] = Attempt(item["attempt"], item, lock=paths.lock)
-            if queued is not None and (item.get("placed") or {}).get("token") == queued.get("token"):
+            if queued is not None and (item.get("placed") or {}).get("token") == queued["token"]:
                 queued = None  # the placed attempt began
-        elif item.get("attempt") in attempts:
-            _add_to(attempts[item["attempt"]], item)
+        elif item["kind"] in ("attempt-end", "stage-start", "stage", "start-point"):
+            _add_to(attempts, item)
     if run is None:
         raise RecordError(paths.log, "has no 'run' line: it is not the log of a run")
     return History(run, [attempts[n] for n in sorted(attempts)], queued, paths.log, index, handle, span.end)
@@ -261,7 +260,11 @@ class _Span:
 
 def _of_open_attempts(log: Path, lines: Iterable[tuple[int, bytes]]) -> Callable[[bytes], bool]:
     """Which raw lines to read: all but the stage lines of attempts that have an ending."""
-    ended = {line.entry["attempt"] for line in parse_lines(log, lines, kinds=frozenset({"attempt-end"}))}
+    ended = {
+        line.entry["attempt"]
+        for line in parse_lines(log, lines, kinds=frozenset({"attempt-end"}))
+        if line.entry["kind"] == "attempt-end"
+    }
 
     def of_open_attempt(raw: bytes) -> bool:
         head = _STAGE_LINE.match(raw)
@@ -270,16 +273,21 @@ def _of_open_attempts(log: Path, lines: Iterable[tuple[int, bytes]]) -> Callable
     return of_open_attempt
 
 
-def _add_to(attempt: Attempt, item: dict[str, Any]) -> None:
+def _add_to(
+    attempts: dict[int, Attempt],
+    item: entries.AttemptEndLine | entries.StageStartLine | entries.StageLine | entries.StartPointLine,
+) -> None:
     """An attempt's ending, stage or start point, as its line in the log says."""
-    kind = item["kind"]
-    if kind == "attempt-end":
+    attempt = attempts.get(item["attempt"])
+    if attempt is None:
+        return
+    if item["kind"] == "attempt-end":
         attempt.end = item
-    elif kind == "stage-start":
+    elif item["kind"] == "stage-start":
         attempt.stages_started.append(sys.intern(item["stage"]))  # one string a stage, both lists
-    elif kind == "stage":
+    elif item["kind"] == "stage":
         attempt.stages_recorded.append(sys.intern(item["stage"]))
-    elif kind == "start-point":
+    else:
         attempt.start_point = item
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ class Event:
     sent: str
 
     @classmethod
-    def from_entry(cls, entry: dict[str, Any]) -> Event:
+    def from_entry(cls, entry: Mapping[str, Any]) -> Event:
         return cls(entry["id"], entry["name"], entry.get("value"), entry["sent"])
 
 

@@ -69,9 +69,9 @@ class Queue:
 def waiting_of(history: folder.History) -> QueuedLine | None:
     """The `queued` line on serve the run's next attempt waits on, if any."""
     queued = history.queued
-    if queued is None or queued.get("on") != "serve":
+    if queued is None or queued["on"] != "serve":
         return None
-    return cast(QueuedLine, queued)
+    return queued
 
 
 @dataclass

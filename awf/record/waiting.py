@@ -3,7 +3,7 @@ given up on it as crash-looping, and when a stop worth retrying is retried."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 GIVE_UP_AFTER = 5  # interrupted attempts in a row, after which no wake restarts the run by itself
 
 
-def taken_ids(entries: Iterable[dict[str, Any]]) -> set[str]:
+def taken_ids(entries: Iterable[Mapping[str, Any]]) -> set[str]:
     """The events the `take` and `race` lines of run.jsonl say were taken."""
     taken = set()
     for entry in entries:
@@ -57,7 +57,11 @@ def retries_withdrawn(history: History) -> set[int]:
     """The attempts whose retry `awf cancel` withdrew."""
     if not history.has("cancel"):
         return set()
-    return {line.entry["attempt"] for line in history.lines(frozenset({"cancel"})) if line.entry.get("retry") is True}
+    return {
+        line.entry["attempt"]
+        for line in history.lines(frozenset({"cancel"}))
+        if line.entry["kind"] == "cancel" and line.entry.get("retry") is True
+    }
 
 
 def pending_retry(history: History) -> RetryFields | None:

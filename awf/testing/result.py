@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ..agents.channel import read_turn
-from ..record.file_kinds import RetryFields
+from ..record.entries import ReportLine, TurnLine
+from ..record.file_kinds import RetryFields, StageRecord
 from ..record.folder import read_json_file
 from ..record.log import read_lines
 from .scripts import Turn
@@ -41,7 +43,7 @@ class Stage:
     summary: str | None
     reason: str | None
     attempt: int  # the attempt whose record it is
-    record: dict[str, Any] | None = field(repr=False, default=None)
+    record: Mapping[str, Any] | None = field(repr=False, default=None)
 
 
 @dataclass(frozen=True)
@@ -122,15 +124,12 @@ def read_run(
     agents: list[Agent] = []
     turns: list[Turn] = []
     logs: list[Log] = []
-    written: dict[str, dict[str, Any]] = {}
+    written: dict[str, StageRecord] = {}
     agent_dirs: dict[str, Path] = {}
-    report: dict[str, Any] = {}
+    report: ReportLine | None = None
     for line in read_lines(record_dir / "run.jsonl"):
         item = line.entry
-        if item.get("attempt") != attempt:
-            continue
-        kind = item["kind"]
-        if kind == "agent":
+        if item["kind"] == "agent" and item["attempt"] == attempt:
             agents.append(
                 Agent(
                     item["agent"],
@@ -140,13 +139,13 @@ def read_run(
                 )
             )
             agent_dirs[item["agent"]] = Path(item["dir"]) if item.get("dir") else record_dir
-        elif kind == "turn":
+        elif item["kind"] == "turn" and item["attempt"] == attempt:
             turns.append(_turn(item, agent_dirs.get(item["agent"]), attempt))
-        elif kind == "log":
+        elif item["kind"] == "log" and item["attempt"] == attempt:
             logs.append(Log(item["message"], item.get("stage"), item.get("data")))
-        elif kind == "stage":
+        elif item["kind"] == "stage" and item["attempt"] == attempt:
             written[item["stage"]] = item["record"]
-        elif kind == "report":
+        elif item["kind"] == "report" and item["attempt"] == attempt:
             report = item
     stages = [_stage(entry, written, record_dir) for entry in out.get("stages") or []]
     ending = Ending(
@@ -154,11 +153,12 @@ def read_run(
     )
     needs = out.get("needs")
     run: Run[Any] = Run(ending, attempt, stages, agents, turns, logs, needs, notices, record_dir, out, error, value)
-    run.report, run.report_error = report.get("text"), report.get("error")
+    if report is not None:
+        run.report, run.report_error = report["text"], report.get("error")
     return run
 
 
-def _turn(item: dict[str, Any], agent_dir: Path | None, attempt: int) -> Turn:
+def _turn(item: TurnLine, agent_dir: Path | None, attempt: int) -> Turn:
     schema = None
     if agent_dir is not None:
         try:
@@ -180,9 +180,9 @@ def _turn(item: dict[str, Any], agent_dir: Path | None, attempt: int) -> Turn:
     )
 
 
-def _stage(entry: dict[str, Any], written: dict[str, dict[str, Any]], record_dir: Path) -> Stage:
+def _stage(entry: dict[str, Any], written: dict[str, StageRecord], record_dir: Path) -> Stage:
     name = entry["stage"]
-    record = written.get(name) if entry["how"] != "reused" else None
+    record: Mapping[str, Any] | None = written.get(name) if entry["how"] != "reused" else None
     if record is None:
         try:
             record = read_json_file(record_dir / "stages" / f"{name}.json", "stage")

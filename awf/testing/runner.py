@@ -151,7 +151,7 @@ def _run_cwd(run_dir: Path) -> Path:
     from ..record.log import read_lines
 
     for line in read_lines(run_dir / "run.jsonl"):
-        if line.kind == "run":
+        if line.entry["kind"] == "run":
             return Path(line.entry["cwd"])
     raise Failure(f"{run_dir}/run.jsonl has no run line")
 

@@ -37,7 +37,7 @@ def session_handle(entry: Mapping[str, Any]) -> str | None:
     return f"{entry.get('harness') or 'agent'}:{session}" if session else None
 
 
-def describe(entry: dict[str, Any]) -> str:
+def describe(entry: Mapping[str, Any]) -> str:
     """One entry, in words: what happened, to what, and how it went."""
     kind = entry.get("kind")
     shown = FORMATTERS.get(kind or "")
@@ -263,7 +263,7 @@ def _edited(entry: entries.EditedLine) -> str:
     return f"✎ {entry.get('stage')}  value set by {entry.get('by')} with awf set (sha256 {old} → {new})"
 
 
-def _other(entry: dict[str, Any]) -> str:
+def _other(entry: Mapping[str, Any]) -> str:
     rest = {key: value for key, value in entry.items() if key not in ("version", "kind", "at", "attempt")}
     return f"{entry.get('kind')} {json.dumps(rest, ensure_ascii=False)}"
 

@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ..record import entries
 from ..record.agent_slots import waiting_text
 from ..record.clock import iso, now_iso, parse_iso
 from ..record.layout import RunPaths
@@ -28,15 +29,15 @@ class Replay:
     def __init__(self, paths: RunPaths, view: Any) -> None:
         self.paths = paths
         self.view = view
-        self.run: dict[str, Any] | None = None
-        self.start: dict[str, Any] | None = None  # the shown attempt's attempt-start
-        self.end: dict[str, Any] | None = None  # and its attempt-end, once written
+        self.run: entries.RunLine | None = None
+        self.start: entries.AttemptStartLine | None = None  # the shown attempt's attempt-start
+        self.end: entries.AttemptEndLine | None = None  # and its attempt-end, once written
         self.current: dict[str, dict[str, Any]] = {}  # current records, as the log has them
         self.earlier: dict[str, dict[str, Any]] = {}
         self.invalidated: set[str] = set()
         self.announced: set[str] = set()
         self.stage: str | None = None
-        self.agents: dict[str, dict[str, Any]] = {}
+        self.agents: dict[str, entries.AgentLine] = {}
         self.working: set[tuple[str, int]] = set()
         self.settled: set[tuple[str, int]] = set()
         self.last_at: str | None = None  # when the log last moved: an interrupted attempt's end
@@ -57,22 +58,22 @@ class Replay:
                     self._remember(earlier.entry)
                 since = []
             since.append(line)
-        if not since or since[0].kind != "attempt-start":
+        first = since[0].entry if since else None
+        if first is None or first["kind"] != "attempt-start":
             for line in since:
                 self._remember(line.entry)
             return
-        self.start = since[0].entry
+        self.start = first
         self.earlier = {name: _as_filed(self.paths, name, record) for name, record in self.current.items()}
         _call(self.view, "earlier_records", self.earlier)
         try:
-            _call(self.view, "started_at", parse_iso(self.start["at"]))
-        except (KeyError, ValueError):
+            _call(self.view, "started_at", parse_iso(first["at"]))
+        except ValueError:
             pass
-        run = self.run or {}
         self.view.attempt_started(
-            run.get("workflow", self.paths.workflow),
-            run.get("id", self.paths.id),
-            self.start["attempt"],
+            self.run["workflow"] if self.run else self.paths.workflow,
+            self.run["id"] if self.run else self.paths.id,
+            first["attempt"],
             self.paths.dir,
         )
         self.feed(since[1:])
@@ -82,13 +83,12 @@ class Replay:
         for line in lines:
             self._remember(line.entry)
 
-    def _remember(self, entry: dict[str, Any]) -> None:
-        kind = entry["kind"]
-        if kind == "run":
+    def _remember(self, entry: entries.Entry) -> None:
+        if entry["kind"] == "run":
             self.run = entry
-        elif kind == "stage":
-            self.current[entry["stage"]] = entry["record"]
-        elif kind == "invalidated":
+        elif entry["kind"] == "stage":
+            self.current[entry["stage"]] = dict(entry["record"])
+        elif entry["kind"] == "invalidated":
             for name in entry.get("stages") or []:
                 self.current.pop(name, None)
 
@@ -98,22 +98,22 @@ class Replay:
             fed = True
             entry = line.entry
             self._remember(entry)
-            self.last_at = entry.get("at") or self.last_at
-            if self.start is None or self.end is not None or entry.get("attempt") != self.attempt:
+            self.last_at = entry["at"] or self.last_at
+            if self.start is None or self.end is not None or entries.attempt_of(entry) != self.attempt:
                 continue
             self._tell(entry)
         if fed:
             _call(self.view, "redraw")
 
-    def _tell(self, entry: dict[str, Any]) -> None:
+    def _tell(self, entry: entries.Entry) -> None:
         told = TOLD.get(entry["kind"])
         if told is not None:
             told(self, entry)
 
-    def _invalidated(self, entry: dict[str, Any]) -> None:
+    def _invalidated(self, entry: entries.InvalidatedLine) -> None:
         self.invalidated.update(entry.get("stages") or [])
 
-    def _start_point(self, entry: dict[str, Any]) -> None:
+    def _start_point(self, entry: entries.StartPointLine) -> None:
         self._reused(
             [
                 name
@@ -122,16 +122,16 @@ class Replay:
             ]
         )
 
-    def _stage_reused(self, entry: dict[str, Any]) -> None:
+    def _stage_reused(self, entry: entries.StageReusedLine) -> None:
         # A summary here was made from the value handed back, which a person may have edited.
         fresh = {"summary": entry["summary"]} if "summary" in entry else {}
         self._reused([entry["stage"]], fresh)
 
-    def _stage_start(self, entry: dict[str, Any]) -> None:
+    def _stage_start(self, entry: entries.StageStartLine) -> None:
         self.stage = entry["stage"]
         self.view.stage_started(entry["stage"], None)
 
-    def _stage(self, entry: dict[str, Any]) -> None:
+    def _stage(self, entry: entries.StageLine) -> None:
         record = entry["record"]
         self.stage = None
         if record.get("origin") in ("provided", "skipped"):
@@ -143,21 +143,21 @@ class Replay:
             self.stages.append({"stage": record["stage"], "how": "ran"})
             self.view.stage_ended(record, _seconds(record))
 
-    def _slot_wait(self, entry: Mapping[str, Any]) -> None:
+    def _slot_wait(self, entry: entries.SlotWaitLine) -> None:
         why = waiting_text(entry["harness"], entry["held_by"])
         self.view.agent_turn_waiting(entry.get("stage"), entry["agent"], why)
 
-    def _status(self, entry: Mapping[str, Any]) -> None:
+    def _status(self, entry: entries.StatusLine) -> None:
         self.view.status(entry.get("text", ""), entry.get("progress"))
 
-    def _log(self, entry: dict[str, Any]) -> None:
+    def _log(self, entry: entries.LogLine) -> None:
         self.view.logged(entry.get("stage"), entry.get("message", ""))
 
-    def _agent(self, entry: dict[str, Any]) -> None:
+    def _agent(self, entry: entries.AgentLine) -> None:
         self.agents[entry["agent"]] = entry
         _call(self.view, "agent_opened", entry["agent"], entry.get("model"))
 
-    def _turn(self, entry: dict[str, Any]) -> None:
+    def _turn(self, entry: entries.TurnLine) -> None:
         key = (entry["agent"], entry.get("turn", 0))
         self.settled.add(key)
         if key not in self.working:  # it settled before the view saw it work: show it, as awf run did
@@ -171,7 +171,7 @@ class Replay:
             float(entry.get("seconds") or 0.0),
         )
 
-    def _attempt_end(self, entry: dict[str, Any]) -> None:
+    def _attempt_end(self, entry: entries.AttemptEndLine) -> None:
         self.end = entry
 
     def _reused(self, names: list[str], fresh: dict[str, Any] | None = None) -> None:
@@ -212,7 +212,8 @@ class Replay:
                 self._turn_started(self.stage, key, number)
 
     def _turn_started(self, stage: str | None, key: str, number: int) -> None:
-        harness = (self.agents.get(key) or {}).get("harness", "")
+        opened = self.agents.get(key)
+        harness = opened["harness"] if opened else ""
         turn = self.paths.dir / "agents" / str(self.attempt) / key / f"turn-{number}" / "turn.json"
         try:
             label = json.loads(turn.read_text(encoding="utf-8")).get("label") or ""
@@ -243,7 +244,7 @@ class Replay:
             "reason": self.end.get("reason"),
             "go_on": self.end.get("go_on"),
             "record": str(self.paths.dir),
-            "started": (self.start or {}).get("at"),
+            "started": self.start["at"] if self.start else None,
             "ended": self.end.get("at"),
             "stages": [],
             **({"retry": self.end["retry"]} if "retry" in self.end else {}),
@@ -252,8 +253,7 @@ class Replay:
     def interrupted(self, go_on: str | None, died: float | None = None) -> dict[str, Any]:
         """An out.json-like ending for an attempt whose process is gone with no ending; `died`,
         when known, is when it was last alive, so the time it lived is told, not its last line's."""
-        start = self.start or {}
-        pid = start.get("pid")
+        pid = self.start["pid"] if self.start else None
         ended = self.last_at or now_iso()
         if died is not None:
             ended = max(ended, iso(died), key=_seconds_of)
@@ -267,14 +267,15 @@ class Replay:
             "reason": GONE_WITHOUT_ENDING.replace("process", f"process (pid {pid})") if pid else "it never started",
             "go_on": go_on,
             "record": str(self.paths.dir),
-            "started": start.get("at") or now_iso(),
+            "started": self.start["at"] if self.start else now_iso(),
             "ended": ended,
             "stages": self.stages,
         }
 
 
 # What the view is told of each kind of line of the shown attempt, as `awf run` told it.
-TOLD: dict[str, Callable[[Replay, dict[str, Any]], None]] = {
+# Each kind's teller takes the line of that kind (the dispatch by kind is what narrows it).
+TOLD: dict[str, Callable[[Replay, Any], None]] = {
     "invalidated": Replay._invalidated,
     "start-point": Replay._start_point,
     "stage-reused": Replay._stage_reused,
@@ -334,7 +335,7 @@ def _as_filed(paths: RunPaths, name: str, record: dict[str, Any]) -> dict[str, A
     return filed if filed.get("attempt") == record.get("attempt") else record
 
 
-def _seconds(record: dict[str, Any]) -> float:
+def _seconds(record: Mapping[str, Any]) -> float:
     try:
         return max(parse_iso(record["ended"]) - parse_iso(record["started"]), 0.0)
     except (KeyError, TypeError, ValueError):

@@ -15,7 +15,7 @@ import socket
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -305,8 +305,8 @@ class Traced:
         found: list[entries.Entry] = []
         try:
             for line in parse_lines(log, since_last(), kinds=_READ, problems=problems):
-                if line.entry.get("kind") in _READ:
-                    found.append(cast(entries.Entry, line.entry))
+                if line.entry["kind"] in _READ:
+                    found.append(line.entry)
         except (OSError, RecordError) as error:
             problems.append(error if isinstance(error, RecordError) else RecordError(log, str(error)))
         self.problems += [f"{problem}; spans miss what it holds" for problem in problems]

@@ -56,8 +56,8 @@ def redo_mark(
         return RedoMark(attempt, from_stage), from_stage
     if history is None:
         return None, None
-    last: dict[str, Any] | None = None
-    reached: dict[str, Any] | None = None
+    last: entries.RedoLine | None = None
+    reached: entries.RedoReachedLine | None = None
     for line in history.lines(REDO_KINDS):
         entry = line.entry
         if entry["kind"] == "redo":

@@ -43,9 +43,9 @@ REPLAY_KINDS = frozenset({"take", "race", "timer"})
 class Replay:
     """What earlier attempts of an events run recorded about their waits."""
 
-    takes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    races: dict[str, dict[str, Any]] = field(default_factory=dict)
-    timers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    takes: dict[str, entries.TakeLine] = field(default_factory=dict)
+    races: dict[str, entries.RaceLine] = field(default_factory=dict)
+    timers: dict[str, entries.TimerLine] = field(default_factory=dict)
     taken: set[str] = field(default_factory=set)
 
     @classmethod
@@ -58,15 +58,15 @@ class Replay:
         replay = cls()
         for line in lines:
             entry = line.entry
-            kind = entry["kind"]
-            if kind == "take":
+            if entry["kind"] == "take":
                 replay.takes[entry["wait"]] = entry
                 replay.taken.add(entry["event"])
-            elif kind == "race":
+            elif entry["kind"] == "race":
                 replay.races[entry["wait"]] = entry
-                if entry.get("event"):
-                    replay.taken.add(entry["event"])
-            elif kind == "timer":
+                event = entry.get("event")
+                if event:
+                    replay.taken.add(event)
+            elif entry["kind"] == "timer":
                 replay.timers.setdefault(entry["wait"], entry)
         return replay
 
@@ -209,7 +209,7 @@ class EventsApi:
         self._replay.taken.add(event.id)
         return event
 
-    def _older_than_redo(self, key: str, take: dict[str, Any]) -> bool:
+    def _older_than_redo(self, key: str, take: entries.TakeLine | entries.RaceLine | entries.TimerLine) -> bool:
         """After a redo's stage, a take older than the redo is not replayed: the wait takes a new event."""
         redo = self._state.plan.redo
         return redo is not None and redo.reached and key not in redo.before_waits and take["attempt"] < redo.attempt

@@ -251,8 +251,9 @@ def placed_before(history: folder.History) -> Placement | None:
         return None
     resources: dict[str, float] = {}
     for line in history.lines(frozenset({"queued"})):  # from the read the history was made of
-        if line.entry.get("token") == placed.get("token"):
-            resources = dict(line.entry.get("resources") or {})
+        entry = line.entry
+        if entry["kind"] == "queued" and entry["token"] == placed.get("token"):
+            resources = dict(entry.get("resources") or {})
     return Placement(None, resources)
 
 
@@ -267,13 +268,14 @@ def _spawn_continue(paths: RunPaths, history: folder.History, placement: Placeme
             command += ["--ray-address", placement.address]
         if placement.resources:
             command += ["--ray-resources", json.dumps(placement.resources)]
+    worktree = history.run.get("worktree")
     log = os.open(paths.dir / "wake.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         os.write(log, f"\n--- {' '.join(command)}\n".encode())
         process = subprocess.Popen(
             command,
             # A worktree someone removed is made again by the attempt: it starts in the repository.
-            cwd=(history.run.get("worktree") or {}).get("repository") or working_folder(history.run, paths.root).now,
+            cwd=worktree["repository"] if worktree else working_folder(history.run, paths.root).now,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
