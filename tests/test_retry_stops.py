@@ -86,6 +86,8 @@ def test_serve_retries_with_a_doubling_delay_until_the_retries_run_out(project: 
     with serving(project) as serve:
         wait_until(lambda: len(ends(project)) == 3, "the two retries ended")
         serve.wait_for("woke deploy/d1: attempt 3 started")
+    woke = [line.split(", ")[-1] for line in serve.lines() if line.startswith("woke")]
+    assert woke == ["retry 1 of 2", "retry 2 of 2"], serve.lines()
     first, second, third = ends(project)
     assert [first["retry"]["after"], second["retry"]["after"]] == [0.5, 1.0]
     assert [first["retry"]["number"], second["retry"]["number"]] == [1, 2]

@@ -35,6 +35,7 @@ from typing import Any
 
 from ...record import file_kinds, folder
 from ...record.clock import parse_iso
+from ...record.file_kinds import RetryFields
 from ...record.files import write_json
 from ...record.layout import RunPaths, working_folder
 from ...record.liveness import is_alive, process_start
@@ -69,11 +70,14 @@ class Woken:
     attempt: int
     forced: bool = False
     on: str | None = None  # "ray": the continue places the attempt there and returns
+    retry: RetryFields | None = None  # the retry it is, of a stop worth retrying
 
     def said(self) -> str:
-        """`attempt 2 started (pid 4242)`, or for Ray `attempt 2 being placed on Ray (pid 4242)`."""
+        """`attempt 2 started (pid 4242)`, or for Ray `attempt 2 being placed on Ray (pid 4242)`;
+        for a retry, `…, retry 2 of 5`."""
         how = "being placed on Ray" if self.on == "ray" else "started"
-        return f"attempt {self.attempt} {how} (pid {self.pid})"
+        retry = f", retry {self.retry['number']} of {self.retry['of']}" if self.retry else ""
+        return f"attempt {self.attempt} {how} (pid {self.pid}){retry}"
 
 
 def wake_pid_path(paths: RunPaths) -> Path:
@@ -210,7 +214,8 @@ def wake(
             file_kinds.wake_pid(attempt=attempt, pid=pid, process_start=process_start(pid)),
         )
     forced = force and history.last is not None and history.last.end is None
-    return Woken(paths, pid, attempt, forced=forced, on="ray" if where is not None else None)
+    retry = pending_retry(history) if history.last is not None and history.last.end is not None else None
+    return Woken(paths, pid, attempt, forced=forced, on="ray" if where is not None else None, retry=retry)
 
 
 def after_attempt(paths: RunPaths) -> Woken | Look | None:
