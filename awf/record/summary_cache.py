@@ -43,7 +43,7 @@ class SummaryCache:
     """The kept summaries of one run root: `summary(paths)` gives a run's summary, kept or read."""
 
     def __init__(self, root: Path) -> None:
-        self.path = root / ".cache" / "summaries.json"
+        self.path: Path = root / ".cache" / "summaries.json"
         self._kept: dict[str, object] = self._load()
         self._seen: set[str] = set()
         self._changed = False
