@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
+import subprocess
+import sys
 
 import pytest
 from conftest import Project
-from reading_runs import end_live, make_world, run
+from reading_runs import end_live, make_world, run, write_steps
 
 from awf.record.schemas import validator
 
@@ -248,3 +251,35 @@ def test_one_run_with_a_damaged_line_an_unreadable_file_exits_3_and_shows_the_re
     (folder / "stages" / "plan.json").unlink()
     (folder / "stages" / "plan.json").mkdir()
     assert project.awf("runs", "steps/stopped", "--run-root", str(root)).code == 3
+
+
+def test_runs_without_options_answers_as_the_option_parser_does_and_imports_none_of_it(project: Project):
+    """`awf runs [--json] [WORKFLOW[/ID]]` skips typer; what it prints and exits must not differ."""
+    write_steps(project)
+    assert run(project, "done", "complete").code == 0
+    assert run(project, "stopped", "stop").code == 3
+    (project.path / ".awf" / "runs" / "steps" / "stopped" / "run.jsonl").write_text("{not json\n")
+    asked = [
+        [],
+        ["--json"],
+        ["steps"],
+        ["steps/done"],
+        ["--json", "steps/done"],
+        ["steps/stopped"],
+        ["steps/nope", "--json"],
+        ["../etc/x"],
+        ["nothing"],
+    ]
+    for words in asked:
+        plain = project.awf("runs", *words)
+        parsed = project.awf("runs", *words, "--cwd", str(project.path))
+        # A file's age goes on between the two.
+        said = [(one.code, re.sub(r'"age": [0-9.]+', "", one.stdout), one.stderr) for one in (plain, parsed)]
+        assert said[0] == said[1], words
+    codes = {tuple(words): project.awf("runs", *words).code for words in asked}
+    assert codes[("steps/done",)] == 0 and codes[("steps/stopped",)] == 3 and codes[("../etc/x",)] == 2
+    timed = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "awf", "runs"], cwd=project.path, capture_output=True, text=True
+    )
+    assert timed.returncode == 3, timed.stderr
+    assert not [line for line in timed.stderr.splitlines() if line.rstrip().endswith(("typer", "click"))]
