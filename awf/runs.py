@@ -24,7 +24,7 @@ from typing import Any, Literal, cast
 
 from .record.entries import Entry
 from .record.errors import RecordError
-from .record.file_kinds import RetryFields
+from .record.file_kinds import RetryFields, WaitFields
 from .record.layout import RunPaths, run_root_for
 from .record.names import id_problem
 
@@ -330,7 +330,7 @@ def _root(cwd: Path | str | None, root: Path | str | None) -> Path:
     return run_root_for(here, None if root is None else Path(root).expanduser())
 
 
-def _waits(waits: builtins.list[dict[str, Any]] | None) -> tuple[Wait, ...] | None:
+def _waits(waits: builtins.list[WaitFields] | None) -> tuple[Wait, ...] | None:
     if waits is None:
         return None
     return tuple(Wait(wait["wait"], tuple(wait.get("names") or ()), wait.get("due")) for wait in waits)

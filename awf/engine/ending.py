@@ -15,7 +15,7 @@ from ..record import entries, file_kinds, folder
 from ..record.clock import iso, now_iso
 from ..record.costs import TurnCost
 from ..record.errors import RecordError, RecordWriteError
-from ..record.file_kinds import RetryFields
+from ..record.file_kinds import RetryFields, WaitFields
 from . import attempt_outcome
 from . import from_stage as from_stage_rules
 from .context import AttemptState
@@ -48,7 +48,7 @@ class AttemptEnd:
     plain: Any = None  # the same as plain JSON: what out.json holds
     workflow: Workflow[Any] | None = None
     needs: dict[str, Any] | None = None  # for a start part-way: each stage's result schema
-    waits: list[dict[str, Any]] | None = None  # what a parked attempt waits for
+    waits: list[WaitFields] | None = None  # what a parked attempt waits for
     write_error: RecordWriteError | None = None  # a file of the record that could not be written
     worktree: file_kinds.OutWorktree | None = None  # the run's own worktree: where to look at its work
     costs: list[TurnCost] | None = None  # each turn's cost, for the closing block

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..record.file_kinds import WaitFields
 
 
 class Stop(BaseException):
@@ -60,7 +63,7 @@ class Park(BaseException):
 
     Here, not in events.py, so an attempt of a workflow without events need not import events."""
 
-    def __init__(self, waits: list[dict[str, Any]]) -> None:
+    def __init__(self, waits: list[WaitFields]) -> None:
         super().__init__("waiting")
         self.waits = waits
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..record.file_kinds import WaitFields
 from .errors import Stop
 from .plan import Halt, Reuse, Run, StagePlan, Stamp
 from .schema import Schema
@@ -70,7 +71,7 @@ class LookAhead:
     beyond_start: bool = False  # go on past the start point (a preview of a run with events)
     beyond: list[Seen] = field(default_factory=list)  # the stages entered after the start point, and how
     waits: list[SeenWait] = field(default_factory=list)
-    park: list[dict[str, Any]] | None = None  # what the attempt would park waiting for
+    park: list[WaitFields] | None = None  # what the attempt would park waiting for
     halt: tuple[str, Halt] | None = None  # the stage a continue would stop at, and why
     stop: str | None = None  # a wf.stop between stages
     ended: str | None = None  # where it could not see further
@@ -91,7 +92,7 @@ class LookAhead:
     def waited(self, wait: str, names: list[str], how: str, event: str | None) -> None:
         self.waits.append(SeenWait(wait, self._last_stage, names, how, event))
 
-    def would_park(self, waits: list[dict[str, Any]]) -> None:
+    def would_park(self, waits: list[WaitFields]) -> None:
         """The attempt would park here: the look-ahead, which waits for nothing, ends."""
         for wait in waits:
             names = list(wait.get("names") or [])

@@ -13,7 +13,7 @@ from . import waiting
 from .clock import age, iso
 from .costs import CostSum, TurnCost, TurnCosts, add_up, breakdown
 from .errors import RecordError
-from .file_kinds import RetryFields
+from .file_kinds import RetryFields, WaitFields
 from .folder import Attempt, History, read_history, read_json_file, read_stage_records, refuse_links
 from .layout import RUNS_DIR, RunPaths, working_folder
 from .log import read_lines
@@ -115,7 +115,7 @@ class RunDetail:
         return item
 
     @property
-    def waiting(self) -> list[dict[str, Any]] | None:
+    def waiting(self) -> list[WaitFields] | None:
         last = self.history.last
         return last.end.get("waits") if last is not None and last.end is not None else None
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict, Unpack, cast
 
 from .clock import now_iso
-from .file_kinds import RetryFields, StageRecord
+from .file_kinds import RetryFields, StageRecord, WaitFields
 from .files import ProgressLines, append_line
 from .schemas import FORMAT_VERSION
 
@@ -74,12 +74,20 @@ def run(**fields: Unpack[RunFields]) -> RunLine:
     return {"version": FORMAT_VERSION, "kind": "run", "at": now_iso(), **fields}
 
 
+class PlacedFields(TypedDict):
+    """Where a scheduler placed an attempt."""
+
+    on: Literal["ray", "serve"]  # a Ray cluster, or the queue awf serve starts
+    node: NotRequired[str | None]  # the node it chose
+    token: NotRequired[str | None]  # the token of the `queued` line the attempt answers
+
+
 class AttemptStartFields(TypedDict):
     attempt: int
     pid: int  # the attempt's process
     process_start: NotRequired[str | None]  # when that process started: it tells a reused pid
     host: NotRequired[str]
-    placed: NotRequired[dict[str, Any]]  # where a scheduler placed it: `on`, `node`, `token`
+    placed: NotRequired[PlacedFields]  # where a scheduler placed it
     file: NotRequired[str]
     workflow_version: NotRequired[str | None]
     flags: NotRequired[dict[str, Any]]  # the options the attempt was started with
@@ -106,7 +114,7 @@ class AttemptEndFields(TypedDict):
     after: NotRequired[str | None]  # the last stage it recorded
     ran: NotRequired[list[str]]  # the stages whose work it ran
     go_on: NotRequired[str | None]  # the command that goes on
-    waits: NotRequired[list[dict[str, Any]]]  # what a parked run waits for
+    waits: NotRequired[list[WaitFields]]  # what a parked run waits for
     retry: NotRequired[RetryFields]  # a stop worth retrying: when awf serve continues the run
 
 

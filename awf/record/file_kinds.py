@@ -26,6 +26,14 @@ class RetryFields(TypedDict):
     at: str  # when the retry is due (ISO 8601)
 
 
+class WaitFields(TypedDict):
+    """One thing a parked run waits for, as the attempt-end line and out.json keep it."""
+
+    wait: str  # {stage}/{kind}:{names}#{occurrence}
+    names: NotRequired[list[str]]  # the events that answer it
+    due: NotRequired[str | None]  # when a timer or a sleep is due (ISO 8601)
+
+
 class StageError(TypedDict, total=False):
     type: str  # the exception's class
     message: str
@@ -89,7 +97,7 @@ class OutFields(TypedDict):
     ended: NotRequired[str]
     stages: NotRequired[list[dict[str, Any]]]  # each stage the attempt entered, and how
     needs: NotRequired[dict[str, Any]]  # what a blocked stage needs
-    waits: NotRequired[list[dict[str, Any]]]  # what a parked run waits for
+    waits: NotRequired[list[WaitFields]]  # what a parked run waits for
     retry: NotRequired[RetryFields]  # a stop worth retrying: when awf serve continues the run
     worktree: NotRequired[OutWorktree]  # the run's own git worktree, with --worktree
     cost: NotRequired[dict[str, Any]]  # the attempt's agents' and the run's

@@ -236,7 +236,8 @@ def _read_history(paths: RunPaths, handle: BinaryIO, ended_stages: bool, problem
             queued = None if queued is not None and queued["token"] == item["token"] else queued
         elif item["kind"] == "attempt-start":
             attempts[item["attempt"]] = Attempt(item["attempt"], item, lock=paths.lock)
-            if queued is not None and (item.get("placed") or {}).get("token") == queued["token"]:
+            placed = item.get("placed")
+            if queued is not None and placed is not None and placed.get("token") == queued["token"]:
                 queued = None  # the placed attempt began
         elif item["kind"] in ("attempt-end", "stage-start", "stage", "start-point"):
             _add_to(attempts, item)

@@ -146,7 +146,8 @@ def interrupted_of(paths: RunPaths, history: folder.History) -> Interrupted | No
     last = history.last
     if last is None or "events" in history.run or last.end is not None or last.is_live():
         return None  # a run with events is woken instead, with the same backoff
-    token = (last.start.get("placed") or {}).get("on") == "serve" and last.start["placed"].get("token")
+    placed_by = last.start.get("placed")
+    token = placed_by is not None and placed_by["on"] == "serve" and placed_by.get("token")
     if not token:
         return None
     placed: QueuedLine | None = None

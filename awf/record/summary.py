@@ -24,7 +24,7 @@ from .agent_slots import waiting_text
 from .costs import TurnCosts, add_up
 from .entries import ForkedFromFields
 from .errors import RecordError
-from .file_kinds import RetryFields
+from .file_kinds import RetryFields, WaitFields
 from .files import is_temp_name
 from .layout import RunPaths
 from .liveness import is_alive
@@ -71,7 +71,7 @@ class RunSummary:
     cost_unknown: int = 0  # turns whose cost is not known
     pid: int | None = None  # the live attempt's process
     process_start: str | None = None  # and its start time, which tells it from a reused pid
-    waiting: list[dict[str, Any]] | None = None  # a parked run: the events and due times it waits on
+    waiting: list[WaitFields] | None = None  # a parked run: the events and due times it waits on
     queued: int | None = None  # a run with events: the events in its inbox no wait has taken
     crash_looping: int | None = None  # interrupted attempts in a row, when wakes no longer restart it
     retry: RetryFields | None = None  # a stopped run: when awf serve retries it (wf.stop with retry_after)

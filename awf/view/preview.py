@@ -149,7 +149,11 @@ def _waits_after(look: LookAhead, stage: str | None) -> list[str]:
         if wait.after != stage:
             continue
         where = f"after {stage}" if stage else "before any stage"
-        what = waits_text([{"names": wait.names, "due": wait.due}]) if wait.names or wait.due else "its time"
+        what = (
+            waits_text([{"wait": wait.wait, "names": wait.names, "due": wait.due}])
+            if wait.names or wait.due
+            else "its time"
+        )
         if wait.how == "replayed":
             said = f"takes {wait.event} again, as an earlier attempt did" if wait.event else "keeps its recorded answer"
         elif wait.how == "queued":

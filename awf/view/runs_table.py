@@ -12,7 +12,7 @@ from ..record import entries
 from ..record.clock import parse_iso
 from ..record.costs import money
 from ..record.detail import RunDetail
-from ..record.file_kinds import RetryFields
+from ..record.file_kinds import RetryFields, WaitFields
 from ..record.summary import RunSummary
 from ..record.waiting import crash_loop_text, retry_text
 from .log_text import forked_text
@@ -76,7 +76,7 @@ def _status(summary: RunSummary) -> str:
 
 def status_text(
     status: str,
-    waits: list[dict[str, Any]] | None,
+    waits: list[WaitFields] | None,
     queued: int | None,
     crashes: int | None,
     workflow: str,
@@ -95,12 +95,12 @@ def status_text(
     return text
 
 
-def waits_text(waits: Iterable[dict[str, Any]], now: float | None = None) -> str:
+def waits_text(waits: Iterable[WaitFields], now: float | None = None) -> str:
     """What a parked run waits for: the names, then the due times (the time of day alone if it is today's)."""
     waits = list(waits)
     names = sorted({name for wait in waits for name in wait.get("names") or []})
     today = datetime.fromtimestamp(time.time() if now is None else now).strftime("%Y-%m-%d")
-    dues = sorted(when(wait["due"]) for wait in waits if wait.get("due"))
+    dues = sorted(when(due) for wait in waits if (due := wait.get("due")))
     return " or ".join(names + [due.removeprefix(today + " ") for due in dues]) or "nothing"
 
 

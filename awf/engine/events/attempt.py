@@ -7,6 +7,7 @@ from typing import Any
 
 from ...record import entries, folder
 from ...record.clock import parse_iso
+from ...record.file_kinds import WaitFields
 from ...record.inbox import read_events
 from ...record.layout import RunPaths
 from ..context import AttemptState
@@ -94,7 +95,7 @@ def park_refusal(paths: RunPaths, request: RunRequest, look: LookAhead) -> str:
     return text + f"Redo once that time has passed{earlier}"
 
 
-def waiting_on(paths: RunPaths, history: folder.History) -> list[dict[str, Any]] | None:
+def waiting_on(paths: RunPaths, history: folder.History) -> list[WaitFields] | None:
     """What a parked run waits for, or None when it does not wait.
 
     A redo that stopped rather than park before its stage waits too: its ending keeps the waits,
@@ -111,7 +112,7 @@ def is_ready(paths: RunPaths, history: folder.History, now: float | None = None)
     if not waits:
         return False
     now = time.time() if now is None else now
-    if any(wait.get("due") and parse_iso(wait["due"]) <= now for wait in waits):
+    if any((due := wait.get("due")) and parse_iso(due) <= now for wait in waits):
         return True
     names = {name for wait in waits for name in wait.get("names") or []}
     if not names:
@@ -125,7 +126,7 @@ def next_due(history: folder.History) -> float | None:
     last = history.last
     if last is None or last.end is None:
         return None
-    dues = [parse_iso(wait["due"]) for wait in last.end.get("waits") or [] if wait.get("due")]
+    dues = [parse_iso(due) for wait in last.end.get("waits") or [] if (due := wait.get("due"))]
     return min(dues) if dues else None
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from ...record import entries, folder
 from ...record.clock import iso, parse_iso
+from ...record.file_kinds import WaitFields
 from ...record.inbox import Event, read_events
 from ...record.log import Line
 from ..durations import parse_duration
@@ -245,7 +246,7 @@ class EventsApi:
     def _append(self, line: entries.Entry) -> None:
         entries.append(self._state.paths.log, line)
 
-    def _park(self, waits: list[dict[str, Any]]) -> Park:
+    def _park(self, waits: list[WaitFields]) -> Park:
         """The attempt parks here; the look-ahead, which waits for nothing, notes that it would and ends."""
         if self._looking_ahead:
             self._state.look_ahead.would_park(waits)

@@ -251,8 +251,8 @@ def every_run(root: Path) -> list[RunPaths]:
 def placed_before(history: folder.History) -> Placement | None:
     """Where the run's last attempt was placed (on Ray, with the resources of its `queued` line);
     None for an attempt that ran where it was started."""
-    placed = (history.last.start.get("placed") if history.last else None) or {}
-    if placed.get("on") != "ray":
+    placed = history.last.start.get("placed") if history.last else None
+    if placed is None or placed["on"] != "ray":
         return None
     resources: dict[str, float] = {}
     for line in history.lines(frozenset({"queued"})):  # from the read the history was made of
