@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from sys import intern
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .entries import Entry, TurnLine, UsageLine
 
 
 @dataclass(slots=True)
@@ -27,7 +30,7 @@ class TurnCost:
     recovered: bool = False  # read by a later attempt from the agent's session file
 
 
-def turn_costs(entries: Iterable[dict[str, Any]]) -> list[TurnCost]:
+def turn_costs(entries: Iterable[Entry]) -> list[TurnCost]:
     """Each turn's cost, in the order the turns were recorded, from the log's `turn` and `usage` lines."""
     costs = TurnCosts()
     for entry in entries:
@@ -40,25 +43,24 @@ class TurnCosts:
     turn, never the lines."""
 
     def __init__(self) -> None:
-        self._turns: dict[tuple[Any, Any, Any], TurnCost] = {}
+        self._turns: dict[tuple[int, str, int], TurnCost] = {}
 
-    def add(self, entry: Mapping[str, Any]) -> None:
-        kind = entry.get("kind")
-        if kind not in ("turn", "usage"):
-            return
-        key = (entry.get("attempt"), entry.get("agent"), entry.get("turn"))
-        if kind == "usage":
-            self._turns[key] = _recovered(entry)
-        elif key not in self._turns or not self._turns[key].recovered:
-            self._turns[key] = _reported(entry)
+    def add(self, entry: Entry) -> None:
+        """Take a line of the log: a `turn` or `usage` line counts, any other is passed over."""
+        if entry["kind"] == "usage":
+            self._turns[(entry["attempt"], entry["agent"], entry["turn"])] = _recovered(entry)
+        elif entry["kind"] == "turn":
+            key = (entry["attempt"], entry["agent"], entry["turn"])
+            if key not in self._turns or not self._turns[key].recovered:
+                self._turns[key] = _reported(entry)
 
     @property
     def turns(self) -> list[TurnCost]:
         return list(self._turns.values())
 
 
-def _reported(entry: Mapping[str, Any]) -> TurnCost:
-    usage = entry.get("usage") if isinstance(entry.get("usage"), dict) else None
+def _reported(entry: TurnLine) -> TurnCost:
+    usage = entry.get("usage")
     cost = turn_cost(entry)
     unknown = None
     if cost is None and usage is not None:
@@ -69,9 +71,9 @@ def _reported(entry: Mapping[str, Any]) -> TurnCost:
     if usage is not None:
         tokens = _whole(usage.get("input")) + _whole(usage.get("output"))
     return TurnCost(
-        _whole(entry.get("attempt")),
-        intern(str(entry.get("agent"))),
-        _whole(entry.get("turn")),
+        entry["attempt"],
+        intern(entry["agent"]),
+        entry["turn"],
         _name(entry.get("stage")),
         cost,
         tokens,
@@ -79,16 +81,16 @@ def _reported(entry: Mapping[str, Any]) -> TurnCost:
     )
 
 
-def _recovered(entry: Mapping[str, Any]) -> TurnCost:
-    tokens = entry.get("tokens") if isinstance(entry.get("tokens"), dict) else None
-    cost = entry.get("cost") if _number(entry.get("cost")) else None
+def _recovered(entry: UsageLine) -> TurnCost:
+    tokens = entry["tokens"]
+    cost = entry["cost"]
     unknown = None
     if cost is None:
-        unknown = str(entry.get("unknown") or entry.get("cost_unknown") or "unknown")
+        unknown = entry.get("unknown") or entry.get("cost_unknown") or "unknown"
     return TurnCost(
-        _whole(entry.get("attempt")),
-        intern(str(entry.get("agent"))),
-        _whole(entry.get("turn")),
+        entry["attempt"],
+        intern(entry["agent"]),
+        entry["turn"],
         _name(entry.get("stage")),
         float(cost) if cost is not None else None,
         _whole(tokens.get("input")) + _whole(tokens.get("output")) if tokens else None,

@@ -12,8 +12,9 @@ from typing import Any
 from . import waiting
 from .clock import age, iso
 from .costs import CostSum, TurnCost, TurnCosts, add_up, breakdown
+from .entries import Entry, StatusLine
 from .errors import RecordError
-from .file_kinds import RetryFields, WaitFields
+from .file_kinds import RetryFields, StageRecord, WaitFields
 from .folder import Attempt, History, read_history, read_json_file, read_stage_records, refuse_links
 from .layout import RUNS_DIR, RunPaths, working_folder
 from .log import read_lines
@@ -144,35 +145,31 @@ class _LogRead:
     def __init__(self, paths: RunPaths, current: Collection[str], *, events: bool) -> None:
         self.costs = TurnCosts()
         self.taken: set[str] = set()
-        self.redo_lines: list[dict[str, Any]] = []
-        self.logged: dict[str, dict[str, Any]] = {}
+        self.redo_lines: list[Entry] = []
+        self.logged: dict[str, StageRecord] = {}
         self.shown: dict[str, str | None] = {}
-        self.status: Mapping[str, Any] | None = None  # the last wf.status of the last attempt
+        self.status: StatusLine | None = None  # the last wf.status of the last attempt
         self._current = current
         self._events = events
         for line in read_lines(paths.log, problems=[]):
-            self._take(line.kind, line.entry)
+            self._take(line.entry)
 
-    def _take(self, kind: str, entry: Mapping[str, Any]) -> None:
-        if kind == "attempt-start":
+    def _take(self, entry: Entry) -> None:
+        if entry["kind"] == "attempt-start":
             self.status = None
-        elif kind == "status":
+        elif entry["kind"] == "status":
             self.status = entry
-        if kind in ("turn", "usage"):
+        elif entry["kind"] == "turn" or entry["kind"] == "usage":
             self.costs.add(entry)
-        elif kind == "stage" and entry["stage"] in self._current:
+        elif entry["kind"] == "stage" and entry["stage"] in self._current:
             self.logged[entry["stage"]] = entry["record"]
             self.shown.pop(entry["stage"], None)
-        elif kind == "stage-reused" and "summary" in entry and entry["stage"] in self._current:
+        elif entry["kind"] == "stage-reused" and "summary" in entry and entry["stage"] in self._current:
             self.shown[entry["stage"]] = entry["summary"]
-        elif kind in ("take", "race"):
+        elif entry["kind"] == "take" or entry["kind"] == "race":
             self.taken |= waiting.taken_ids([entry])
-        if self._events and kind in ("redo", "redo-reached", "stage-start", "stage-reused"):
-            self.redo_lines.append({key: entry.get(key) for key in _REDO_KEYS})
-
-
-# What stale_stages reads of a line: a redo's stage and attempt, the stages reached before it.
-_REDO_KEYS = ("kind", "attempt", "stage", "redo_attempt", "before_stages")
+        if self._events and entry["kind"] in ("redo", "redo-reached", "stage-start", "stage-reused"):
+            self.redo_lines.append(entry)  # what stale_stages reads: a redo, and the stages entered
 
 
 def read_detail(paths: RunPaths, here: Path | None = None) -> RunDetail:

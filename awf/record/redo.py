@@ -12,20 +12,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .entries import Entry, RedoLine, RedoReachedLine
 
-def stale_stages(entries: Iterable[dict[str, Any]], records: Mapping[str, Any]) -> dict[str, str]:
+
+def stale_stages(entries: Iterable[Entry], records: Mapping[str, Any]) -> dict[str, str]:
     """Each stale stage, with why: read off the log's entries (in order) and the current records."""
-    redo: dict[str, Any] | None = None
-    reached: dict[str, Any] | None = None
+    redo: RedoLine | None = None
+    reached: RedoReachedLine | None = None
     entered: dict[int, list[str]] = {}
     for entry in entries:
-        kind = entry.get("kind")
-        if kind == "redo":
+        if entry["kind"] == "redo":
             redo, reached = entry, None
-        elif kind == "redo-reached" and redo is not None and entry.get("redo_attempt") == redo.get("attempt"):
+        elif entry["kind"] == "redo-reached" and redo is not None and entry["redo_attempt"] == redo["attempt"]:
             reached = entry
-        elif kind in ("stage-start", "stage-reused") and isinstance(entry.get("attempt"), int):
-            entered.setdefault(entry["attempt"], []).append(entry.get("stage") or "")
+        elif entry["kind"] == "stage-start" or entry["kind"] == "stage-reused":
+            entered.setdefault(entry["attempt"], []).append(entry["stage"])
     if redo is None:
         return {}
     attempt, stage = redo["attempt"], redo["stage"]
@@ -36,7 +37,7 @@ def stale_stages(entries: Iterable[dict[str, Any]], records: Mapping[str, Any]) 
         if isinstance(record, dict) and record.get("outcome") == "succeeded" and record.get("attempt", 0) < attempt
     }
     if reached is not None:
-        before = set(reached.get("before_stages") or [])
+        before = set(reached["before_stages"])
         return {name: why for name in records if name in older and name not in before}
     # Not reached yet: the stage and what the last attempt that entered it entered after it.
     order = next((entered[n] for n in sorted(entered, reverse=True) if stage in entered[n]), [stage])

@@ -22,7 +22,7 @@ from typing import Any, TypedDict, cast
 from . import waiting
 from .agent_slots import waiting_text
 from .costs import TurnCosts, add_up
-from .entries import ForkedFromFields
+from .entries import AgentLine, AttemptEndLine, AttemptStartLine, Entry, ForkedFromFields, RunLine
 from .errors import RecordError
 from .file_kinds import RetryFields, WaitFields
 from .files import is_temp_name
@@ -164,7 +164,7 @@ def summarize(paths: RunPaths) -> RunSummary | None:
         lines = lines_of(handle, log)
         first_line = next(lines, None)
         first = _entry(log, *first_line) if first_line is not None else None
-        if first is None or first.get("kind") != "run":
+        if first is None or first["kind"] != "run":
             raise RecordError(log, "does not start with a 'run' line: it is not the log of a run")
         seen = _Seen(log, events="events" in first)
         for offset, kind, raw in _kinded(log, lines):
@@ -176,7 +176,7 @@ def summarize(paths: RunPaths) -> RunSummary | None:
         status="interrupted",
         stage=None,
         attempts=0,
-        started=first.get("at"),
+        started=first["at"],
         moved=moved,
         cost=None,
     )
@@ -192,7 +192,7 @@ def summarize(paths: RunPaths) -> RunSummary | None:
         if withdrawn is not None and withdrawn.get("token") == queued.get("token"):
             queued = None
     start = seen.parsed(seen.start)
-    _read_attempt(summary, seen, start, log)
+    _read_attempt(summary, seen, start if start is not None and start["kind"] == "attempt-start" else None, log)
     if summary.status == "running":
         summary.slot = seen.slot_wait()
     if queued is not None and summary.status != "running":
@@ -203,37 +203,30 @@ def summarize(paths: RunPaths) -> RunSummary | None:
     return summary
 
 
-def _from_run_line(summary: RunSummary, first: dict[str, Any]) -> None:
-    """What the listing shows of the run line: its worktree's branch, and the run it was forked from."""
-    worktree = first.get("worktree")
-    if isinstance(worktree, dict) and isinstance(worktree.get("branch"), str):
-        summary.branch = worktree["branch"]
-    forked = first.get("forked_from")
-    if isinstance(forked, dict):  # its schema checked it as the line was read
-        summary.forked_from = cast(ForkedFromFields, forked)
+def _from_run_line(summary: RunSummary, first: RunLine) -> None:
+    """What the listing shows of the run line (its schema checked it as it was read): its
+    worktree's branch, and the run it was forked from."""
+    if "worktree" in first:
+        summary.branch = first["worktree"]["branch"]
+    summary.forked_from = first.get("forked_from")
 
 
-def _read_attempt(summary: RunSummary, seen: _Seen, start: dict[str, Any] | None, log: str) -> None:
+def _read_attempt(summary: RunSummary, seen: _Seen, start: AttemptStartLine | None, log: str) -> None:
     """The status and stage of the run's last attempt (interrupted when it has none)."""
     if start is None:
         return  # created, and crashed before its first attempt began (or one is queued)
     folder = str(summary.dir)
     summary.attempts = _number(start, "attempt", log)
-    end = next(
-        (entry for entry in map(seen.parsed, seen.ends) if entry and entry.get("attempt") == summary.attempts), None
-    )
+    end = seen.end_of(summary.attempts)
     if end is not None:
         summary.status = _text(end, "outcome", log)
         summary.stage = end.get("stage") or end.get("after")
         summary.waiting = end.get("waits")
-        if "retry" in end and not any(
-            (cancel := seen.parsed(line)) and cancel.get("retry") is True and cancel.get("attempt") == summary.attempts
-            for line in seen.cancels
-        ):
+        if "retry" in end and not seen.retry_withdrawn(summary.attempts):
             summary.retry = end["retry"]
         return
     entered = seen.parsed(seen.entered)
-    summary.stage = entered.get("stage") if entered else None
+    summary.stage = entered["stage"] if entered is not None and entered["kind"] == "stage-start" else None
     pid = _number(start, "pid", log)
     if is_alive(pid, start.get("process_start"), os.path.join(folder, "attempt.lock")):
         summary.status, summary.pid, summary.process_start = "running", pid, start.get("process_start")
@@ -263,7 +256,7 @@ class _Seen:
         self.costs = TurnCosts()
         self.any_cost = False
         self.taken: set[str] = set()  # with events: the events waits took
-        self.ended: set[Any] = set()  # with events: the attempts that have an ending
+        self.ended: set[int] = set()  # with events: the attempts that have an ending
 
     def add(self, offset: int, kind: str, raw: bytes) -> None:
         if kind == "attempt-start":
@@ -272,8 +265,9 @@ class _Seen:
             self._slots(offset, kind, raw)
         elif kind == "attempt-end":
             self.ends.append((offset, raw))
-            if self.events:
-                self.ended.add((self.parsed((offset, raw)) or {}).get("attempt"))
+            end = self.parsed((offset, raw)) if self.events else None
+            if end is not None and end["kind"] == "attempt-end":
+                self.ended.add(end["attempt"])
         elif kind == "stage-start":
             self.entered = (offset, raw)
         elif kind == "status":
@@ -290,8 +284,26 @@ class _Seen:
             if entry is not None:
                 self.taken |= waiting.taken_ids([entry])
 
-    def parsed(self, line: _Raw | None) -> dict[str, Any] | None:
+    def parsed(self, line: _Raw | None) -> Entry | None:
         return _entry(self.path, *line) if line is not None else None
+
+    def end_of(self, attempt: int) -> AttemptEndLine | None:
+        """The attempt-end line of `attempt`, among those since the last attempt-start."""
+        for line in self.ends:
+            end = self.parsed(line)
+            if end is not None and end["kind"] == "attempt-end" and end["attempt"] == attempt:
+                return end
+        return None
+
+    def retry_withdrawn(self, attempt: int) -> bool:
+        """Whether awf cancel withdrew the retry the end of `attempt` asked for."""
+        for line in self.cancels:
+            cancel = self.parsed(line)
+            if cancel is None or cancel["kind"] != "cancel":
+                continue
+            if cancel.get("retry") is True and cancel["attempt"] == attempt:
+                return True
+        return False
 
     def _queue_line(self, kind: str, line: _Raw) -> None:
         """What is queued, and what withdraws it: an attempt from the queue, or a stop's retry."""
@@ -314,22 +326,22 @@ class _Seen:
             self.slot_waits.append((offset, raw))
             return
         started = self.parsed((offset, raw)) if self.slot_waits else None
-        if started is None:
+        if started is None or started["kind"] != "turn-start":
             return
-        turn = (started.get("agent"), started.get("turn"))
+        turn = (started["agent"], started["turn"])
         still = []
         for line in self.slot_waits:
-            wait = self.parsed(line) or {}
-            if (wait.get("agent"), wait.get("turn")) != turn:
+            wait = self.parsed(line)
+            if wait is None or wait["kind"] != "slot-wait" or (wait["agent"], wait["turn"]) != turn:
                 still.append(line)
         self.slot_waits = still
 
     def slot_wait(self) -> str | None:
         """What the last turn still waiting for a slot says, if any."""
         wait = self.parsed(self.slot_waits[-1]) if self.slot_waits else None
-        if wait is None:
+        if wait is None or wait["kind"] != "slot-wait":
             return None
-        return waiting_text(str(wait.get("harness")), [str(who) for who in wait.get("held_by") or []])
+        return waiting_text(wait["harness"], [str(who) for who in wait["held_by"]])
 
 
 # A key and its value as json.dumps and jq write them: `"kind": "turn"` or `"kind":"turn"`.
@@ -350,7 +362,7 @@ def _kinded(path: str, lines: Iterator[_Raw]) -> Iterator[tuple[int, str, bytes]
             yield offset, kind, raw
 
 
-def _entry(path: str, offset: int, raw: bytes) -> dict[str, Any] | None:
+def _entry(path: str, offset: int, raw: bytes) -> Entry | None:
     """The entry at `offset`; None for a line that is not JSON, which every reader of the log
     passes over (see log.read_lines)."""
     try:
@@ -361,24 +373,24 @@ def _entry(path: str, offset: int, raw: bytes) -> dict[str, Any] | None:
         raise RecordError(path, f"the line at byte {offset} is not an entry of the log (no 'kind')")
     # Only the few lines a summary reads are parsed, and each is checked as every reader checks it.
     check("log-entry", entry, path, f"the line at byte {offset} ")
-    return entry
+    return cast(Entry, entry)
 
 
-def _text(entry: dict[str, Any], key: str, log: str) -> str:
+def _text(entry: Mapping[str, object], key: str, log: str) -> str:
     value = entry.get(key)
     if not isinstance(value, str):
         raise RecordError(log, f"its {entry.get('kind')} line has no {key!r} text")
     return value
 
 
-def _number(entry: dict[str, Any], key: str, log: str) -> int:
+def _number(entry: Mapping[str, object], key: str, log: str) -> int:
     value = entry.get(key)
     if not isinstance(value, int) or isinstance(value, bool):
         raise RecordError(log, f"its {entry.get('kind')} line has no whole number {key!r}")
     return value
 
 
-def cost_lines(log: Path) -> Iterator[dict[str, Any]]:
+def cost_lines(log: Path) -> Iterator[Entry]:
     """The `turn` and `usage` lines of a log, in order, read one at a time: what its cost is read
     from. A log that cannot be read has none (its reader says why elsewhere)."""
     try:
@@ -387,7 +399,7 @@ def cost_lines(log: Path) -> Iterator[dict[str, Any]]:
         return
 
 
-def cost_entries(path: str, lines: Iterable[_Raw]) -> Iterator[dict[str, Any]]:
+def cost_entries(path: str, lines: Iterable[_Raw]) -> Iterator[Entry]:
     """The `turn` and `usage` lines among `lines` of the log at `path`, parsed and checked."""
     for offset, kind, raw in _kinded(path, iter(lines)):
         if kind in ("turn", "usage"):
@@ -396,14 +408,18 @@ def cost_entries(path: str, lines: Iterable[_Raw]) -> Iterator[dict[str, Any]]:
                 yield entry
 
 
-def agent_line(log: Path, attempt: int, key: str) -> dict[str, Any] | None:
+def agent_line(log: Path, attempt: int, key: str) -> AgentLine | None:
     """The `agent` line that opened agent `key` in an attempt, or None."""
     found = None
     try:
         for offset, kind, raw in _kinded(str(log), raw_lines(log)):
             if kind == "agent":
                 entry = _entry(str(log), offset, raw)
-                if entry is not None and entry.get("attempt") == attempt and entry.get("agent") == key:
+                if (
+                    entry is not None
+                    and entry["kind"] == "agent"
+                    and (entry["attempt"], entry["agent"]) == (attempt, key)
+                ):
                     found = entry
     except (OSError, RecordError):
         return found
