@@ -15,6 +15,7 @@ from typing import Any
 from ..record import entries, folder, layout, trace_ids
 from ..record.clock import age, now_iso
 from ..record.errors import RecordError, RecordWriteError
+from ..record.file_kinds import StageRecord
 from ..record.inbox import read_events
 from ..record.layout import RunPaths, WorkingFolder, run_root_for
 from ..record.names import id_problem
@@ -439,7 +440,7 @@ def _completed_text(paths: RunPaths, request: RunRequest) -> str:
     return "\n".join(lines)
 
 
-def _ran_text(record: dict[str, Any]) -> str:
+def _ran_text(record: StageRecord) -> str:
     seconds = age(record.get("ended"))
     ago = f", {format_duration(seconds)} ago" if seconds is not None else ""
     return f"{record['outcome']} in attempt {record['attempt']}{ago}"

@@ -487,7 +487,7 @@ class Context:
                 schema=schema,
                 summary=summary,
                 started=None,
-                origin=decision.how,
+                origin="provided" if decision.how == "provided" else "skipped",
             )
             if decision.how == "skipped" and record is not None and isinstance(record.get("attempt"), int):
                 provided["value_of"] = record["attempt"]
@@ -506,7 +506,7 @@ class Context:
                 entries.stage_reused(
                     attempt=state.attempt,
                     stage=name,
-                    recorded_by=(record or {}).get("attempt"),
+                    recorded_by=record["attempt"] if record else None,
                     **fresh,
                 )
             )
@@ -515,11 +515,11 @@ class Context:
                 "stage": name,
                 "how": decision.how,
                 "outcome": "succeeded",
-                "attempt": (record or {}).get("attempt", state.attempt),
-                "summary": (record or {}).get("summary"),
+                "attempt": record["attempt"] if record else state.attempt,
+                "summary": record.get("summary") if record else None,
             }
         )
-        state.stage_values[name] = (record or {}).get("value")
+        state.stage_values[name] = record.get("value") if record else None
         state.observer.stage_reused(name, decision.plain, record, decision.how)
         return decision.value
 
@@ -676,14 +676,14 @@ class Context:
     def _record(  # noqa: PLR0913 — a stage record's fields, each given by name
         self,
         name: str,
-        outcome: str,
+        outcome: file_kinds.StageOutcome,
         *,
         value: Any = None,
         handed: Any = None,
         schema: Schema | None = None,
         summary: Callable[[Any], Any] | None = None,
         started: float | None,
-        origin: str = "ran",
+        origin: file_kinds.StageOrigin = "ran",
         reason: str | None = None,
         error: BaseException | None = None,
         branch_of: str | None = None,
@@ -717,7 +717,7 @@ class Context:
             }
         return record
 
-    def _finish(self, name: str, outcome: str, started: float, **fields: Any) -> None:
+    def _finish(self, name: str, outcome: file_kinds.StageOutcome, started: float, **fields: Any) -> None:
         state = self._state
         record = self._record(name, outcome, started=started, **fields)
         try:

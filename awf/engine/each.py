@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from ..record import file_kinds, folder
 from ..record.clock import iso, now_iso
+from ..record.errors import RecordError
 from . import fan_out
 from .errors import PlanStop, Stop, WorkflowError, mark_stage
 from .plan import Halt, Reuse, Run
@@ -196,8 +197,9 @@ def _record_fan_out(wf: StageCalls, name: str, branches: list[str], decisions: l
     if (
         every
         and all(decision.how == "reused" for decision in decisions)
-        and isinstance(record, dict)
-        and record.get("outcome") == "succeeded"
+        and record is not None
+        and not isinstance(record, RecordError)
+        and record["outcome"] == "succeeded"
         and record.get("value") == plain
         and record.get("branches") == keys
     ):

@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from ..record import entries, file_kinds, folder, trace_ids
 from ..record.clock import now_iso
 from ..record.errors import RecordError
+from ..record.file_kinds import StageRecord
 from ..record.layout import RunPaths
 from ..record.names import id_problem, stage_name_problem
 from .errors import Refusal
@@ -63,8 +64,8 @@ def fork(source: RunPaths, *, new_id: str | None, from_stage: str | None) -> For
 
 
 def _records_before(
-    source: RunPaths, records: dict[str, dict[str, Any] | RecordError], from_stage: str | None
-) -> list[dict[str, Any]]:
+    source: RunPaths, records: dict[str, StageRecord | RecordError], from_stage: str | None
+) -> list[StageRecord]:
     """The succeeded records recorded before `from_stage` (all of them when None), in the order
     the source recorded them; Refusal for a stage it has no record of, or an unreadable record
     among them."""
@@ -102,7 +103,7 @@ def _free_id(source: RunPaths) -> str:
     return new_id
 
 
-def _marked(source: RunPaths, record: dict[str, Any]) -> file_kinds.StageRecord:
+def _marked(source: RunPaths, record: file_kinds.StageRecord) -> file_kinds.StageRecord:
     """The record as the fork holds it: the same, marked with the run and attempt that wrote it."""
     copy = cast(file_kinds.StageRecord, dict(record))
     # A record the source had itself copied keeps where it first came from.

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..record.file_kinds import WaitFields
+from ..record.file_kinds import StageRecord, WaitFields
 from .errors import Stop
 from .plan import Halt, Reuse, Run, StagePlan, Stamp
 from .schema import Schema
@@ -39,7 +39,7 @@ class Seen:
 
     name: str
     how: str  # reused, provided, skipped, needs, none-needed, fresh
-    record: dict[str, Any] | None = None
+    record: StageRecord | None = None
     schema: Schema | None = None
     why: str | None = None  # for a stage that runs: why it does
 

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..record.file_kinds import StageRecord
+
 
 class Observer(Protocol):
     def attempt_started(self, workflow: str, run_id: str, attempt: int, record_dir: Path) -> None: ...
@@ -13,11 +15,11 @@ class Observer(Protocol):
     def notice(self, text: str) -> None:
         """A line worth a person's attention: a warning, an interrupted attempt, …"""
 
-    def stage_reused(self, name: str, value: Any, record: dict[str, Any] | None, how: str) -> None: ...
+    def stage_reused(self, name: str, value: Any, record: StageRecord | None, how: str) -> None: ...
 
     def stage_started(self, name: str, why: str | None) -> None: ...
 
-    def stage_ended(self, record: dict[str, Any], seconds: float) -> None: ...
+    def stage_ended(self, record: StageRecord, seconds: float) -> None: ...
 
     def logged(self, stage: str | None, message: str) -> None: ...
 
@@ -59,13 +61,13 @@ class Silent:
     def notice(self, text: str) -> None:
         pass
 
-    def stage_reused(self, name: str, value: Any, record: dict[str, Any] | None, how: str) -> None:
+    def stage_reused(self, name: str, value: Any, record: StageRecord | None, how: str) -> None:
         pass
 
     def stage_started(self, name: str, why: str | None) -> None:
         pass
 
-    def stage_ended(self, record: dict[str, Any], seconds: float) -> None:
+    def stage_ended(self, record: StageRecord, seconds: float) -> None:
         pass
 
     def logged(self, stage: str | None, message: str) -> None:

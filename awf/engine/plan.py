@@ -11,9 +11,10 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..record.errors import RecordError
+from ..record.file_kinds import StageRecord
 from .schema import Schema
 from .workflow import version_key
 
@@ -23,9 +24,9 @@ class Reuse:
     """Hand back a value without calling the stage's work."""
 
     value: Any  # as the workflow gets it: for a result that is a Python type, an instance of it
-    record: dict[str, Any] | None
+    record: StageRecord | None
     # Or "provided": given with --values, recorded now; or "skipped": --skip-stage kept its recorded value.
-    how: str = "reused"
+    how: Literal["reused", "provided", "skipped"] = "reused"
     plain: Any = None  # as it is recorded: plain JSON
 
 
@@ -82,7 +83,7 @@ class RedoMark:
 class StagePlan:
     """What this attempt does with each stage it enters."""
 
-    records: dict[str, dict[str, Any] | RecordError]
+    records: dict[str, StageRecord | RecordError]
     code_version: str | None = None
     from_stage: str | None = None
     values: dict[str, Any] = field(default_factory=dict)
@@ -245,14 +246,14 @@ class StagePlan:
         self.reused.append(name)
         return Reuse(handed, None, "provided", value)
 
-    def _missing_before_from_stage(self, name: str, record: dict[str, Any] | None) -> str:
+    def _missing_before_from_stage(self, name: str, record: StageRecord | None) -> str:
         had = "" if record is None else f" (its record {record['outcome']} in attempt {record['attempt']})"
         return (
             f"stage {name} comes before --from-stage {self.from_stage} and has no succeeded record to reuse"
             f"{had}; give its value with --values"
         )
 
-    def _stale(self, name: str, record: dict[str, Any], schema: Schema | None) -> str | None:
+    def _stale(self, name: str, record: StageRecord, schema: Schema | None) -> str | None:
         # The record's file is named only in a problem: a continue reuses thousands of stages.
         recorded, now = record.get("workflow_version"), self.code_version
         if not self.events and recorded and now and version_key(recorded) != version_key(now):
@@ -298,7 +299,7 @@ class StagePlan:
             redo=name,
         )
 
-    def _reuse(self, name: str, record: dict[str, Any], schema: Schema | None, stamp: Stamp | None = None) -> Decision:
+    def _reuse(self, name: str, record: StageRecord, schema: Schema | None, stamp: Stamp | None = None) -> Decision:
         if stamp is not None:
             changed = self._changed(name, record.get("stage_version"), record.get("cache_key"), stamp)
             if changed is not None:
@@ -333,7 +334,7 @@ class StagePlan:
         return [name for name in self.records if name not in self.entered_names]
 
 
-def _why_run(record: dict[str, Any] | None) -> str:
+def _why_run(record: StageRecord | None) -> str:
     if record is None:
         return "no record"
     return f"{record['outcome']} in attempt {record['attempt']}"

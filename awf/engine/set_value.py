@@ -20,6 +20,7 @@ from typing import Any, cast
 from ..record import entries, file_kinds, folder
 from ..record.clock import now_iso
 from ..record.errors import RecordError
+from ..record.file_kinds import StageRecord
 from ..record.layout import RunPaths
 from ..record.names import stage_name_problem
 from .claim import claim_continue
@@ -52,7 +53,7 @@ def digest(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def current_value(paths: RunPaths, stage: str) -> dict[str, Any]:
+def current_value(paths: RunPaths, stage: str) -> StageRecord:
     """The stage's current record, or Refusal when it has none (or it cannot be read)."""
     problem = stage_name_problem(stage)
     if problem:

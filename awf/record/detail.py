@@ -28,7 +28,7 @@ class RunDetail:
 
     paths: RunPaths
     history: History
-    stages: dict[str, dict[str, Any] | RecordError]
+    stages: dict[str, StageRecord | RecordError]
     turn_costs: list[TurnCost] = field(default_factory=list)
     moved: float = 0.0
     go_on: str | None = None
@@ -235,7 +235,7 @@ def attempt_json(attempt: Attempt, cost: CostSum | None = None) -> dict[str, Any
     }
 
 
-def stage_json(name: str, record: dict[str, Any] | RecordError) -> dict[str, Any]:
+def stage_json(name: str, record: StageRecord | RecordError) -> dict[str, Any]:
     if isinstance(record, RecordError):
         return {"stage": name, "problem": str(record)}
     seconds = age(record.get("ended"))

@@ -45,10 +45,14 @@ class ForkedRecord(TypedDict):
     attempt: int  # the attempt of that run that wrote it
 
 
+StageOutcome = Literal["succeeded", "failed", "stopped"]
+StageOrigin = Literal["ran", "provided", "skipped"]
+
+
 class StageRecordFields(TypedDict):
     stage: str
-    outcome: str  # succeeded, failed or stopped: only a succeeded record is reused
-    origin: str  # ran: its work returned it; provided: --values gave it; skipped: --skip-stage kept its value
+    outcome: StageOutcome  # only a succeeded record is reused
+    origin: StageOrigin  # ran: its work returned it; provided: --values gave it; skipped: --skip-stage kept its value
     attempt: int  # the attempt that wrote it
     started: NotRequired[str | None]  # ISO 8601 time its work began
     ended: NotRequired[str]  # ISO 8601 time it was written

@@ -20,10 +20,11 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from . import entries, file_kinds
 from .errors import RecordError
+from .file_kinds import StageRecord
 from .files import (
     ensure_dir,
     fsync_dir,
@@ -582,9 +583,9 @@ def remove_pid(paths: RunPaths) -> None:
         pass  # gone already; or left, to be removed by the next attempt
 
 
-def read_stage_records(paths: RunPaths) -> dict[str, dict[str, Any] | RecordError]:
+def read_stage_records(paths: RunPaths) -> dict[str, StageRecord | RecordError]:
     """The current record of each stage, or the error that keeps it from being read."""
-    records: dict[str, dict[str, Any] | RecordError] = {}
+    records: dict[str, StageRecord | RecordError] = {}
     try:
         names = sorted(os.listdir(paths.stages))
     except FileNotFoundError:
@@ -599,7 +600,7 @@ def read_stage_records(paths: RunPaths) -> dict[str, dict[str, Any] | RecordErro
         stage = name.removesuffix(".json")
         path = f"{folder}/{name}"
         try:
-            record = read_json_file(path, "stage")
+            record = cast(StageRecord, read_json_file(path, "stage"))  # its schema checked it
             if record["stage"] != stage:
                 raise RecordError(path, f"records stage {record['stage']!r}, but its file is named for {stage!r}")
             records[stage] = record
@@ -614,7 +615,7 @@ def read_stage_records(paths: RunPaths) -> dict[str, dict[str, Any] | RecordErro
     order = _recorded_order(paths) if len(records) > 1 else {}
     unlogged = len(order)
 
-    def place(item: tuple[str, dict[str, Any] | RecordError]) -> tuple[int, int]:
+    def place(item: tuple[str, StageRecord | RecordError]) -> tuple[int, int]:
         name, record = item
         return (1 if isinstance(record, RecordError) else 0, order.get(name, unlogged))
 

@@ -18,6 +18,7 @@ from ..engine.workflow import Workflow
 from ..record import entries, file_kinds, folder
 from ..record.clock import now_iso
 from ..record.errors import RecordError
+from ..record.file_kinds import StageRecord
 from ..record.layout import RunPaths
 from ..record.liveness import process_start
 from ..record.names import stage_name_problem
@@ -30,7 +31,7 @@ def recorded(path: str | Path) -> dict[str, Any]:
     if not (run_dir / "run.jsonl").is_file():
         raise ValueError(f"{path} is not a run's folder (it has no run.jsonl); give .awf/runs/WORKFLOW/ID")
     paths = RunPaths(run_dir.parent.parent, run_dir.parent.name, run_dir.name)
-    records: dict[str, dict[str, Any]] = {}
+    records: dict[str, StageRecord] = {}
     for name, record in folder.read_stage_records(paths).items():
         if isinstance(record, RecordError):
             raise ValueError(f"run {paths.name}: stage {name}'s record cannot be read: {record}")

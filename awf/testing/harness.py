@@ -15,6 +15,7 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..agents import answering
@@ -63,7 +64,7 @@ class Watch(Silent):
         self.stage = name
         self.touch()
 
-    def stage_ended(self, record: dict[str, Any], seconds: float) -> None:
+    def stage_ended(self, record: Mapping[str, Any], seconds: float) -> None:
         self.stage = None
         self.touch()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -36,7 +37,7 @@ class LineReporter:
     def notice(self, text: str) -> None:
         self._say(f"! {text}")
 
-    def stage_reused(self, name: str, value: Any, record: dict[str, Any] | None, how: str) -> None:
+    def stage_reused(self, name: str, value: Any, record: Mapping[str, Any] | None, how: str) -> None:
         if how == "provided":
             self._say(f"↺ {name}  given with --values")
             return
@@ -52,7 +53,7 @@ class LineReporter:
     def stage_started(self, name: str, why: str | None) -> None:
         self._say(f"▸ {name}")
 
-    def stage_ended(self, record: dict[str, Any], seconds: float) -> None:
+    def stage_ended(self, record: Mapping[str, Any], seconds: float) -> None:
         mark = MARKS.get(record["outcome"], "?")
         if record["outcome"] == "succeeded":
             summary = f" · {record['summary']}" if record.get("summary") else ""

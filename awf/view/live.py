@@ -15,12 +15,14 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..engine.durations import format_duration
 from ..record.clock import age, parse_iso
+from ..record.file_kinds import StageRecord
 from .closing import closing_lines
 from .lines import GONE_WITHOUT_ENDING, HOUR
 from .lines import MARKS as STAGE_MARKS
@@ -47,7 +49,7 @@ STYLES = {
 class StageRow:
     name: str
     state: str  # running, succeeded, stopped, failed, reused, provided, to-come
-    record: dict[str, Any] | None = None
+    record: Mapping[str, Any] | None = None
     started: float | None = None  # wall-clock, while it runs
 
 
@@ -89,7 +91,7 @@ class ViewState:
         return next((row.name for row in self.rows if row.state == "running"), None)
 
 
-def stage_seconds(record: dict[str, Any]) -> float | None:
+def stage_seconds(record: Mapping[str, Any]) -> float | None:
     """A stage's time as its record says (so the view reads the same however it is driven)."""
     try:
         return max(parse_iso(record["ended"]) - parse_iso(record["started"]), 0.0)
@@ -197,11 +199,11 @@ class LiveView:
         self.lock: threading.Lock = threading.Lock()
         self.live: Live | None = None
         self.record_dir: Path | None = None
-        self._earlier: dict[str, dict[str, Any]] | None = None
+        self._earlier: dict[str, StageRecord] | None = None
         self._models: dict[str, str | None] = {}
 
     # What the replay of a record tells the view before the attempt starts.
-    def earlier_records(self, records: dict[str, dict[str, Any]]) -> None:
+    def earlier_records(self, records: dict[str, StageRecord]) -> None:
         self._earlier = records
 
     def started_at(self, seconds: float) -> None:
@@ -266,7 +268,7 @@ class LiveView:
     def notice(self, text: str) -> None:
         self._print(f"! {text}", "yellow")
 
-    def stage_reused(self, name: str, value: Any, record: dict[str, Any] | None, how: str) -> None:
+    def stage_reused(self, name: str, value: Any, record: Mapping[str, Any] | None, how: str) -> None:
         with self.lock:
             self.state.place(StageRow(name, how if how in ("provided", "skipped") else "reused", record))
 
@@ -276,7 +278,7 @@ class LiveView:
                 self.state.agents.clear()  # a fan-out's branches run side by side, their agents too
             self.state.place(StageRow(name, "running", None, time.time()))
 
-    def stage_ended(self, record: dict[str, Any], seconds: float) -> None:
+    def stage_ended(self, record: Mapping[str, Any], seconds: float) -> None:
         with self.lock:
             row = self.state.row(record["stage"])
             if row is None:
@@ -364,7 +366,7 @@ class LiveView:
         self.close(ending.out, detail=ending.detail, hints=ending.hints, costs=ending.costs)
 
 
-def _current_records(record_dir: Path, attempt: int) -> dict[str, dict[str, Any]]:
+def _current_records(record_dir: Path, attempt: int) -> dict[str, StageRecord]:
     """The stage records an earlier attempt left, readable ones only: the view's to-come lines."""
     from ..record.folder import read_stage_records
     from ..record.layout import RunPaths

@@ -101,7 +101,7 @@ def _stage(entry: entries.StageLine) -> str:
         took = _took(record)
         summary = f" · {record['summary']}" if record.get("summary") else ""
         return f"✓ {name}{took}{summary}"
-    return f"{MARKS.get(outcome or '', '?')} {name}  {outcome}: {record.get('reason') or ''}".rstrip()
+    return f"{MARKS.get(outcome, '?')} {name}  {outcome}: {record.get('reason') or ''}".rstrip()
 
 
 def _took(record: file_kinds.StageRecord) -> str:

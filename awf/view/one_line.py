@@ -13,7 +13,7 @@ def first_line(text: str | None) -> str:
     return lines[0] + (" …" if len(lines) > 1 else "") if lines else ""
 
 
-def recorded_by(record: dict[str, Any]) -> str:
+def recorded_by(record: Mapping[str, Any]) -> str:
     """Who wrote a record, in a `↺` line: `attempt 2`, or `pipeline/p1 attempt 2` for one a fork copied."""
     forked = record.get("forked_from")
     attempt = record.get("attempt", "?")

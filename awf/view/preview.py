@@ -25,8 +25,8 @@ def preview_data(preview: Preview) -> dict[str, Any]:
             {
                 "stage": seen.name,
                 "how": seen.how,
-                "attempt": (seen.record or {}).get("attempt"),
-                "ended": (seen.record or {}).get("ended"),
+                "attempt": seen.record["attempt"] if seen.record else None,
+                "ended": seen.record.get("ended") if seen.record else None,
                 **({"schema": seen.json_schema} if seen.how == "needs" and seen.schema else {}),
             }
             for seen in look.seen
@@ -49,7 +49,12 @@ def preview_data(preview: Preview) -> dict[str, Any]:
         data["stop"] = {"stage": None, "reason": reason, "redo": None}
     if look.beyond_start:
         data["after_start"] = [
-            {"stage": seen.name, "how": seen.how, "why": seen.why, "attempt": (seen.record or {}).get("attempt")}
+            {
+                "stage": seen.name,
+                "how": seen.how,
+                "why": seen.why,
+                "attempt": seen.record["attempt"] if seen.record else None,
+            }
             for seen in look.beyond
         ]
         data["waits"] = [
@@ -127,10 +132,10 @@ def _would(preview: Preview) -> str:
 
 def _stage_line(seen: Seen, width: int) -> str:
     if seen.how == "reused":
-        record = seen.record or {}
-        seconds = age(record.get("ended"))
+        seconds = age(seen.record.get("ended")) if seen.record else None
         ago = f", {format_duration(seconds)} ago" if seconds is not None else ""
-        return f"  ↺ {seen.name:<{width}}  reuse: succeeded in attempt {record.get('attempt')}{ago}"
+        attempt = seen.record["attempt"] if seen.record else None
+        return f"  ↺ {seen.name:<{width}}  reuse: succeeded in attempt {attempt}{ago}"
     if seen.how == "provided":
         return f"  ↺ {seen.name:<{width}}  the value given with --values"
     if seen.how == "fresh":

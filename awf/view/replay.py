@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..record import entries
 from ..record.agent_slots import waiting_text
 from ..record.clock import iso, now_iso, parse_iso
+from ..record.file_kinds import StageRecord
 from ..record.layout import RunPaths
 from ..record.log import Line
 from .lines import GONE_WITHOUT_ENDING
@@ -32,8 +33,8 @@ class Replay:
         self.run: entries.RunLine | None = None
         self.start: entries.AttemptStartLine | None = None  # the shown attempt's attempt-start
         self.end: entries.AttemptEndLine | None = None  # and its attempt-end, once written
-        self.current: dict[str, dict[str, Any]] = {}  # current records, as the log has them
-        self.earlier: dict[str, dict[str, Any]] = {}
+        self.current: dict[str, StageRecord] = {}  # current records, as the log has them
+        self.earlier: dict[str, StageRecord] = {}
         self.invalidated: set[str] = set()
         self.announced: set[str] = set()
         self.stage: str | None = None
@@ -87,7 +88,7 @@ class Replay:
         if entry["kind"] == "run":
             self.run = entry
         elif entry["kind"] == "stage":
-            self.current[entry["stage"]] = dict(entry["record"])
+            self.current[entry["stage"]] = entry["record"]
         elif entry["kind"] == "invalidated":
             for name in entry.get("stages") or []:
                 self.current.pop(name, None)
@@ -181,9 +182,9 @@ class Replay:
             self.announced.add(name)
             self.stages.append({"stage": name, "how": "reused"})
             record = self.earlier.get(name)
-            if record is not None and fresh:
-                record = {**record, **fresh}
-            self.view.stage_reused(name, (record or {}).get("value"), record, "reused")
+            if record is not None and fresh:  # a fresh stage's new value, on its stage-reused line
+                record = cast(StageRecord, {**record, **fresh})
+            self.view.stage_reused(name, record.get("value") if record else None, record, "reused")
 
     def look_at_turns(self) -> None:
         """Agents at work: turn folders of this attempt with no settled line yet."""
@@ -322,17 +323,17 @@ def _seconds_of(text: str) -> float:
         return 0.0
 
 
-def _as_filed(paths: RunPaths, name: str, record: dict[str, Any]) -> dict[str, Any]:
+def _as_filed(paths: RunPaths, name: str, record: StageRecord) -> StageRecord:
     """The stage's record as its file holds it, where that is the same record: a person may have
     edited the file, and the file is what a continue reuses."""
     from ..record.errors import RecordError
     from ..record.folder import read_json_file
 
     try:
-        filed = read_json_file(paths.stage(name), "stage")
+        filed = cast(StageRecord, read_json_file(paths.stage(name), "stage"))  # its schema checked it
     except (FileNotFoundError, RecordError):
         return record
-    return filed if filed.get("attempt") == record.get("attempt") else record
+    return filed if filed["attempt"] == record["attempt"] else record
 
 
 def _seconds(record: Mapping[str, Any]) -> float:
