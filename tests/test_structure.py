@@ -137,13 +137,38 @@ def test_the_log_is_read_only_through_record_log_and_by_its_known_readers():
     assert readers <= LOG_READERS, f"a new reader of run.jsonl: {sorted(readers - LOG_READERS)}"
 
 
-# The reading side of the record is typed a little more at each change, never less.
-LOOSE_DICTS = 231
+# The reading side of the record is typed a little more at each change, never less. JSON that
+# comes from outside awf has no shape awf could promise, and is held as it came: an agent CLI's
+# own events, reports and session files (each harness, the kit they share, the usage readers),
+# and JSON Schemas. Everywhere else a dict[str, Any] is a record awf wrote and has not typed yet.
+JSON_BOUNDARY = {
+    "awf.agents.harness",  # the harness protocol: a runtime's options, a turn's usage as reported
+    "awf.agents.kit",
+    "awf.agents.headless",  # a headless agent's event stream
+    "awf.agents.usage",  # token counts read from an agent's session file
+    "awf.record.schemas",
+    "awf.engine.schema_text",  # a JSON Schema said in words
+}
+LOOSE_DICTS = 231  # in all of awf
+LOOSE_RECORD_DICTS = 136  # outside it; the goal is under 60
+
+
+def _loose_dicts() -> tuple[int, int]:
+    counts = {name: path.read_text().count("dict[str, Any]") for name, path in _modules().items()}
+    outside = {
+        name: count
+        for name, count in counts.items()
+        if name not in JSON_BOUNDARY and not name.startswith("awf.agents.harnesses.")
+    }
+    return sum(counts.values()), sum(outside.values())
 
 
 def test_loose_dicts_do_not_grow():
-    count = sum(path.read_text().count("dict[str, Any]") for path in _modules().values())
+    count, outside = _loose_dicts()
     assert count <= LOOSE_DICTS, f"{count} dict[str, Any] in awf (at most {LOOSE_DICTS}): type what you read"
+    assert outside <= LOOSE_RECORD_DICTS, (
+        f"{outside} dict[str, Any] outside the JSON boundary (at most {LOOSE_RECORD_DICTS}): type what you read"
+    )
 
 
 def test_every_package_of_awf_is_installed():
