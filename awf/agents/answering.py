@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..record.errors import RecordError
+from ..record.file_kinds import AgentFile
 from . import channel
 from .answers import read_answer
 
@@ -53,7 +54,7 @@ def answer(env: Mapping[str, str], text: str | None, *, blocked: str | None = No
     return Taken(agent["run"], agent["agent"], number, outcome["outcome"])
 
 
-def _answering_agent(env: Mapping[str, str]) -> tuple[Path, dict[str, Any], str]:
+def _answering_agent(env: Mapping[str, str]) -> tuple[Path, AgentFile, str]:
     """The folder and record of the agent whose environment this is, and its name in messages;
     Refused when there is none, the token is not its own, or its attempt takes no answer now."""
     agent_dir, token = env.get(channel.ENV_DIR), env.get(channel.ENV_TOKEN)

@@ -23,7 +23,7 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..record import file_kinds
 from ..record.clock import iso, now_iso
@@ -204,13 +204,13 @@ def read_outcome(folder: Path) -> dict[str, Any] | None:
         return {"outcome": "failed", "reason": f"its answer file cannot be taken: {error}", "by": "awf"}
 
 
-def read_turn(folder: Path) -> dict[str, Any]:
-    return read_json_file(folder / TURN_FILE, "turn")
+def read_turn(folder: Path) -> file_kinds.TurnFile:
+    return cast(file_kinds.TurnFile, read_json_file(folder / TURN_FILE, "turn"))  # its schema checked it
 
 
-def read_agent(agent_dir: Path) -> dict[str, Any]:
-    return read_json_file(agent_dir / AGENT_FILE, "agent")
+def read_agent(agent_dir: Path) -> file_kinds.AgentFile:
+    return cast(file_kinds.AgentFile, read_json_file(agent_dir / AGENT_FILE, "agent"))  # its schema checked it
 
 
-def token_fits(agent: dict[str, Any], token: str) -> bool:
+def token_fits(agent: file_kinds.AgentFile, token: str) -> bool:
     return hmac.compare_digest(agent["token_sha256"], _token_hash(token))
