@@ -50,7 +50,8 @@ def answer(env: Mapping[str, str], text: str | None, *, blocked: str | None = No
         raise Refused(_settled_text(name, number, settled))
     outcome = _settle(folder, text, blocked, schema)
     if outcome is None:  # awf settled it (a deadline, say) between the check and now
-        raise Refused(_settled_text(name, number, channel.read_outcome(folder) or {"outcome": "settled"}))
+        now = channel.read_outcome(folder) or {"outcome": "settled", "by": "awf"}
+        raise Refused(_settled_text(name, number, now))
     return Taken(agent["run"], agent["agent"], number, outcome["outcome"])
 
 
@@ -81,7 +82,7 @@ def _answering_agent(env: Mapping[str, str]) -> tuple[Path, AgentFile, str]:
     return Path(agent_dir), agent, name
 
 
-def _settle(folder: Path, text: str | None, blocked: str | None, schema: Any) -> dict[str, Any] | None:
+def _settle(folder: Path, text: str | None, blocked: str | None, schema: Any) -> channel.Settled | None:
     """The turn settled with the answer (or as blocked); None when it had settled already."""
     if blocked is not None:
         if not blocked.strip():
@@ -123,7 +124,7 @@ def _pinned(env: Mapping[str, str]) -> int | None:
         return None
 
 
-def _settled_text(name: str, number: int, settled: dict[str, object]) -> str:
+def _settled_text(name: str, number: int, settled: channel.Settled) -> str:
     how = settled["outcome"]
     why = f" ({settled['reason']})" if settled.get("reason") else ""
     return f"turn {number} of {name} has settled already: {how}{why}. A turn takes one answer; this one was not taken"

@@ -23,7 +23,7 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NotRequired, TypedDict, cast
 
 from ..record import file_kinds
 from ..record.clock import iso, now_iso
@@ -149,19 +149,29 @@ def _write_shim(folder: Path) -> None:
     shim.chmod(0o700)
 
 
-def settle(folder: Path, outcome: str, *, value: Any = None, reason: str | None = None, by: str) -> dict[str, Any]:
+class Settled(TypedDict):
+    """How a turn settled: its outcome.json, or what awf makes of one it cannot take."""
+
+    outcome: str  # answered, unanswered, blocked, timed-out, failed, cancelled
+    by: str  # what settled it
+    value: NotRequired[Any]
+    reason: NotRequired[str | None]
+
+
+def settle(folder: Path, outcome: str, *, value: Any = None, reason: str | None = None, by: str) -> Settled:
     """Settle the turn in `folder`, unless it has settled already. Returns how it stands."""
-    return settle_once(folder, outcome, value=value, reason=reason, by=by) or read_outcome(folder) or {}
+    settled = settle_once(folder, outcome, value=value, reason=reason, by=by) or read_outcome(folder)
+    if settled is None:  # settled already, and its file gone since: nothing tells how
+        return {"outcome": "failed", "reason": f"its {OUTCOME_FILE} is gone", "by": "awf"}
+    return settled
 
 
-def settle_once(
-    folder: Path, outcome: str, *, value: Any = None, reason: str | None = None, by: str
-) -> dict[str, Any] | None:
+def settle_once(folder: Path, outcome: str, *, value: Any = None, reason: str | None = None, by: str) -> Settled | None:
     """Settle the turn in `folder` with this outcome; None when it had settled already."""
     number = int(folder.name.removeprefix("turn-"))
     record = file_kinds.turn_outcome(turn=number, outcome=outcome, value=value, reason=reason, by=by, at=now_iso())
     text = json.dumps(record, ensure_ascii=False, allow_nan=False, indent=2) + "\n"
-    return {**record} if _create_once(folder / OUTCOME_FILE, text) else None
+    return record if _create_once(folder / OUTCOME_FILE, text) else None
 
 
 def _create_once(path: Path, text: str) -> bool:
@@ -189,7 +199,7 @@ def _create_once(path: Path, text: str) -> bool:
     return True
 
 
-def read_outcome(folder: Path) -> dict[str, Any] | None:
+def read_outcome(folder: Path) -> Settled | None:
     """How the turn in `folder` settled, or None while it is open.
 
     The agent writes this file (`awf answer`), and may write anything there: an outcome.json that
@@ -197,7 +207,7 @@ def read_outcome(folder: Path) -> dict[str, Any] | None:
     that turn, never the stage or the attempt around it."""
     path = folder / OUTCOME_FILE
     try:
-        return read_json_file(path, "turn-outcome")
+        return cast(file_kinds.TurnOutcome, read_json_file(path, "turn-outcome"))  # its schema checked it
     except FileNotFoundError:
         return None
     except (RecordError, OSError) as error:

@@ -22,7 +22,7 @@ from ..record.clock import format_duration, iso
 from ..record.untrusted import Refused
 from . import turn_outcome as kinds
 from .answers import last_document, read_answer
-from .channel import AgentChannel, read_outcome, settle
+from .channel import AgentChannel, Settled, read_outcome, settle
 from .harness import Harness, Message, Session, Stopped
 from .host import Host, TurnSchema
 from .prompts import answer_instructions, recovery_prompt
@@ -154,7 +154,7 @@ class _Conversation:
         nothing of it), and its agent's session file is known, where the next attempt reads it."""
         return self.reported < self.deliveries and self.marks is not None and self.marks.known
 
-    async def run(self) -> dict[str, Any]:
+    async def run(self) -> Settled:
         agent = self.agent
         if agent.harness is None:
             return self.settle(kinds.FAILED, reason=agent.unavailable)
@@ -189,11 +189,11 @@ class _Conversation:
         except Exception as error:  # a harness's bug fails the turn; it must not fail the attempt
             return f"the harness failed to check its program: {type(error).__name__}: {error}"
 
-    def _after(self, result: dict[str, Any] | Stopped | object, ends: int) -> tuple[dict[str, Any] | None, str]:
+    def _after(self, result: Settled | Stopped | object, ends: int) -> tuple[Settled | None, str]:
         """What the end of a delivery comes to: the turn settled, or else why the agent has given
         no answer yet (for the recovery prompt). `ends`: the agent's count of ends as the turn began."""
         if isinstance(result, dict):
-            return result, ""
+            return cast(Settled, result), ""
         if self.agent.ends != ends:
             return self.settle(kinds.CANCELLED, reason="the agent was closed while it worked"), ""
         if result is _TIMED_OUT:
@@ -213,7 +213,7 @@ class _Conversation:
             return self.settle(kinds.ANSWERED, value=value, by="the agent's output"), ""
         return None, "the answer it printed cannot be taken: " + "; ".join(problems)
 
-    async def _deliver(self, message: Message, harness: Harness) -> dict[str, Any] | Stopped | object:
+    async def _deliver(self, message: Message, harness: Harness) -> Settled | Stopped | object:
         """Run one delivery until the turn settles, the agent stops, or the deadline passes."""
         task = asyncio.ensure_future(harness.deliver(self.agent.session, message))
         self.deliveries += 1
@@ -280,11 +280,11 @@ class _Conversation:
             return f"timed out after {after}: no answer by the turn's timeout; the agent was ended"
         return f"timed out after {after}: no answer by the attempt's --timeout; the agent was ended"
 
-    def settle(self, kind: str, *, value: Any = None, reason: str | None = None, by: str = "awf") -> dict[str, Any]:
+    def settle(self, kind: str, *, value: Any = None, reason: str | None = None, by: str = "awf") -> Settled:
         """Settle the turn (outcome.json, once), unless the channel settled it first; what it settled to."""
         return settle(self.folder, kind, value=value, reason=reason, by=by)
 
-    def finish(self, settled: dict[str, Any]) -> Turn[Any]:
+    def finish(self, settled: Settled) -> Turn[Any]:
         """The turn's line in run.jsonl, its end in the progress, and the Turn the workflow gets."""
         ended = time.time()
         outcome = _outcome(settled, self.typed)
@@ -357,7 +357,7 @@ def _stopped(task: asyncio.Future[Any], name: str) -> Stopped:
     return result
 
 
-def _outcome(settled: dict[str, Any], typed: TurnSchema | None) -> Outcome[Any]:
+def _outcome(settled: Settled, typed: TurnSchema | None) -> Outcome[Any]:
     kind = settled["outcome"]
     if kind != kinds.ANSWERED:
         return NotAnswered(kind, settled.get("reason") or kind)
