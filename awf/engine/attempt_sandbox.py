@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..record.entries import AttemptStartLine
+from ..record.entries import AttemptStartLine, SandboxRecord
 from .errors import Refusal
 
 
@@ -26,7 +26,7 @@ def requested(given: str | None, cwd: Path, made: Path | None = None) -> Any:
 
 
 def kept(
-    given: str | None, recorded: dict[str, Any] | None, cwd: Path, run: str, first: AttemptStartLine | None = None
+    given: str | None, recorded: SandboxRecord | None, cwd: Path, run: str, first: AttemptStartLine | None = None
 ) -> Any:
     """The profile a continue runs with: the run's own; Refusal when `given` is another, or when the
     run line says other than its first attempt ran with (`first`, that attempt's start line) and
@@ -53,9 +53,9 @@ def kept(
     return profile
 
 
-def _changed(run: str, recorded: dict[str, Any] | None, first: dict[str, Any] | None) -> str:
-    def name(profile: dict[str, Any] | None) -> str:
-        return "none" if profile is None else str(profile.get("profile") or "a profile")
+def _changed(run: str, recorded: SandboxRecord | None, first: SandboxRecord | None) -> str:
+    def name(profile: SandboxRecord | None) -> str:
+        return "none" if profile is None else profile.get("profile") or "a profile"
 
     return (
         f"run {run}'s run line says --sandbox {name(recorded)}, but its first attempt ran with --sandbox "

@@ -38,6 +38,17 @@ class WorktreeFields(TypedDict):
     base_ref: str  # --base as given ("HEAD" when not)
 
 
+class SandboxRecord(TypedDict, total=False):
+    """The sandbox profile a run's agents run in (schemas/sandbox.schema.json): awf writes every
+    field; its schema requires none, and a profile file given to --sandbox may leave any out."""
+
+    profile: str  # its name: a built-in one, or the file it was read from
+    read: list[str]  # folders they may read
+    write: list[str]  # and write
+    network: list[str]  # hosts they may reach
+    limits: dict[str, float | None]  # processes, open_files, cpu_seconds, tmp_mib, shm_mib; None: none
+
+
 class ForkedFromFields(TypedDict):
     """The run a fork was made from (awf fork), and the stage its copied records end before."""
 
@@ -55,7 +66,7 @@ class RunFields(TypedDict):
     cwd_relative: NotRequired[str]
     worktree: NotRequired[WorktreeFields]  # the run's own git worktree, with --worktree
     share_folder: NotRequired[bool]  # its attempts may work beside other runs' in one folder
-    sandbox: NotRequired[dict[str, Any] | None]  # the --sandbox profile (schemas/sandbox.schema.json)
+    sandbox: NotRequired[SandboxRecord | None]  # the --sandbox profile
     file: NotRequired[str]  # the workflow's file
     workflow_version: NotRequired[str | None]
     args: NotRequired[dict[str, Any]]  # given whole by a caller in Python, who did not call prepare
@@ -82,6 +93,23 @@ class PlacedFields(TypedDict):
     token: NotRequired[str | None]  # the token of the `queued` line the attempt answers
 
 
+# The options an attempt was started with (`continue` is a Python keyword: spelled as a call).
+# Each is recorded as given, None or False when not; older records may lack some.
+AttemptFlags = TypedDict(
+    "AttemptFlags",
+    {
+        "continue": bool,
+        "from_stage": str | None,
+        "to_stage": str | None,
+        "skip_stage": list[str] | None,
+        "values": str | None,  # the --values file
+        "timeout": str | None,  # as given: 30m
+        "max_cost": str | None,  # as given: 2.50
+    },
+    total=False,
+)
+
+
 class AttemptStartFields(TypedDict):
     attempt: int
     pid: int  # the attempt's process
@@ -90,11 +118,11 @@ class AttemptStartFields(TypedDict):
     placed: NotRequired[PlacedFields]  # where a scheduler placed it
     file: NotRequired[str]
     workflow_version: NotRequired[str | None]
-    flags: NotRequired[dict[str, Any]]  # the options the attempt was started with
+    flags: NotRequired[AttemptFlags]  # the options the attempt was started with
     max_cost: NotRequired[float | None]  # the run's budget in US dollars
     deadline: NotRequired[str | None]  # ISO 8601 time --timeout ends the attempt at
     events: NotRequired[dict[str, Any]]
-    sandbox: NotRequired[dict[str, Any] | None]  # the profile its agents ran in: the run's, as it started
+    sandbox: NotRequired[SandboxRecord | None]  # the profile its agents ran in: the run's, as it started
 
 
 class AttemptStartLine(_Head, AttemptStartFields):
@@ -335,7 +363,7 @@ class AgentFields(TypedDict):
     cwd: NotRequired[str]
     dir: NotRequired[str]  # its folder in the run
     stage: NotRequired[str]
-    sandbox: NotRequired[dict[str, Any]]  # the profile it runs in; absent when unconfined
+    sandbox: NotRequired[SandboxRecord]  # the profile it runs in; absent when unconfined
 
 
 class AgentLine(_Head, AgentFields):

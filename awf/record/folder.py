@@ -117,7 +117,7 @@ class Attempt:
         return int(self.start["pid"])
 
     @property
-    def flags(self) -> dict[str, Any]:
+    def flags(self) -> entries.AttemptFlags:
         return self.start.get("flags") or {}
 
     def is_live(self) -> bool:

@@ -42,7 +42,7 @@ class Limits:
     tmp_mib: int | None = 1024
     shm_mib: int | None = 256
 
-    def as_record(self) -> dict[str, Any]:
+    def as_record(self) -> dict[str, float | None]:
         return {field.name: getattr(self, field.name) for field in fields(self)}
 
     def within(self, other: Limits) -> Limits:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...record.entries import SandboxRecord
 from . import limits as sandbox_limits
 from .limits import Limits
 
@@ -61,7 +62,7 @@ class Profile:
     network: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
 
-    def as_record(self) -> dict[str, Any]:
+    def as_record(self) -> SandboxRecord:
         """The run line's `sandbox`."""
         return {
             "profile": self.name,
@@ -90,7 +91,7 @@ class Profile:
         return problems
 
 
-def from_record(record: Mapping[str, Any] | None) -> Profile | None:
+def from_record(record: SandboxRecord | None) -> Profile | None:
     """The profile a run's line recorded, or None for a run without a sandbox."""
     if record is None:
         return None
