@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..record.schemas import JsonSchema
+
 MAX_PROBLEM = 300
 
 
-def read_answer(text: str, schema: dict[str, Any] | None) -> tuple[Any, list[str]]:
+def read_answer(text: str, schema: JsonSchema | None) -> tuple[Any, list[str]]:
     """The value `text` gives, and every problem with it: empty when the answer fits.
 
     Without a schema the answer is text: a JSON string is decoded, anything else is taken as
@@ -40,7 +42,7 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
-def schema_problems(schema: dict[str, Any], value: Any) -> list[str]:
+def schema_problems(schema: JsonSchema, value: Any) -> list[str]:
     """Every way `value` fails `schema`, each with where it is ($.steps[2]) and what is wrong."""
     from jsonschema import Draft7Validator, validators  # deferred: only a turn with a schema needs it
 

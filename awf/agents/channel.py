@@ -30,6 +30,7 @@ from ..record.clock import iso, now_iso
 from ..record.errors import RecordError
 from ..record.files import FILE_MODE, ensure_dir, write_atomic, write_json
 from ..record.folder import read_json_file
+from ..record.schemas import JsonSchema
 from ..record.untrusted import open_parent, untrusted
 
 AGENT_FILE = "agent.json"
@@ -87,7 +88,7 @@ class AgentChannel:
         _write_shim(agent_dir.parent / ".bin")
         return channel
 
-    def open_turn(self, number: int, schema: dict[str, Any] | None, deadline: float | None, label: str) -> Path:
+    def open_turn(self, number: int, schema: JsonSchema | None, deadline: float | None, label: str) -> Path:
         """Make the turn's folder and point the agent at it. Returns the folder."""
         folder = turn_dir(self.dir, number)
         _set_aside(folder)

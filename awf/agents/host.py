@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..record.schemas import JsonSchema
+
 
 class Progress(Protocol):
     """What the agents tell whoever shows the attempt's progress (the engine's Observer)."""
@@ -31,7 +33,7 @@ class TurnSchema(Protocol):
     """A turn's `schema=` as the engine loads it (a JSON Schema dict, a .json file, a Python type)."""
 
     @property
-    def schema(self) -> dict[str, Any]:
+    def schema(self) -> JsonSchema:
         """The JSON Schema the agent is shown and its answer is checked against."""
         ...
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+
+from ..record.schemas import JsonSchema
 
 
-def answer_instructions(schema: dict[str, Any] | None, hint: str | None = None) -> str:
+def answer_instructions(schema: JsonSchema | None, hint: str | None = None) -> str:
     """The end of every prompt: how to answer, and the JSON Schema the answer must fit."""
     lines = ["", "---", "When you are done, give your answer to awf by running `awf answer` in your shell."]
     if schema is None:

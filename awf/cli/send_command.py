@@ -11,7 +11,7 @@ from ..engine.events.attempt import waiting_on
 from ..record import folder
 from ..record.files import dumps
 from ..record.inbox import append_event
-from ..record.schemas import every_problem
+from ..record.schemas import JsonSchema, every_problem
 from ..view.runs_table import waits_text
 from . import output
 from .errors import CommandError, Problem
@@ -109,12 +109,11 @@ def _cannot_take(paths: folder.RunPaths, history: folder.History, queue: bool) -
     )
 
 
-def _declared(history: folder.History) -> dict[str, Any] | None:
+def _declared(history: folder.History) -> dict[str, JsonSchema | None] | None:
     """The events the run's latest attempt declared (the code may have changed since the run began)."""
     for attempt in reversed(history.attempts):
         if "events" in attempt.start:
-            declared: dict[str, Any] = attempt.start["events"]
-            return declared
+            return attempt.start["events"]
     return history.run.get("events")
 
 

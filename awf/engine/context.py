@@ -74,7 +74,7 @@ class AttemptState:
         self.open_stages: list[str] = []
         self.last_stage: str | None = None
         self.ran: list[str] = []
-        self.stage_list: list[dict[str, Any]] = []
+        self.stage_list: list[file_kinds.OutStage] = []
         self.stage_values: dict[str, Any] = {}  # each succeeded stage's recorded value, for the report
         self.stamps: dict[str, Stamp] = {}  # each stage's version and cache key, recorded with its value
         self.pending_stop: Stop | None = None

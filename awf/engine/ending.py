@@ -341,7 +341,7 @@ def _report(workflow: Workflow[Any], ending: AttemptEnd, state: AttemptState, cw
         os.chdir(previous)
 
 
-def _costs(state: AttemptState, ending: AttemptEnd) -> dict[str, Any]:
+def _costs(state: AttemptState, ending: AttemptEnd) -> file_kinds.OutCost:
     """What the attempt's agents cost, and the run's so far, as the closing block and `awf runs`
     say; the closing block is handed the same turns, so it reads the log no more."""
     from ..record.costs import add_up, turn_costs

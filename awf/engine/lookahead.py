@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..record.file_kinds import StageRecord, WaitFields
+from ..record.schemas import JsonSchema
 from .errors import Stop
 from .plan import Halt, Reuse, Run, StagePlan, Stamp
 from .schema import Schema
@@ -44,7 +45,7 @@ class Seen:
     why: str | None = None  # for a stage that runs: why it does
 
     @property
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self) -> JsonSchema:
         """The JSON Schema of the stage's result ({} for a stage that declares none)."""
         return self.schema.schema if self.schema is not None else {}
 

@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..record.schemas import every_problem
+from ..record.schemas import JsonSchema, every_problem
 from .errors import WorkflowError
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ class Schema:
     stage's work returned.
     """
 
-    schema: dict[str, Any]
+    schema: JsonSchema
     text: str  # canonical JSON: the cache key, and what a record can be compared with
     source: str  # where it came from, for messages
     typed: Typed | None = None  # the Python type it was made from, if any

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..record.schemas import JsonSchema
 from .errors import MissingPackage, WorkflowError
 
 INSTALL = "Python types as schemas need pydantic, which is not installed: pip install 'awf[pydantic]'"
@@ -48,7 +49,7 @@ class Typed:
         self.name: str = type_name(spec)
         try:
             self.adapter: Any = TypeAdapter(spec)
-            self.schema: dict[str, Any] = self.adapter.json_schema()
+            self.schema: JsonSchema = self.adapter.json_schema()
         except (PydanticUserError, PydanticSchemaGenerationError, TypeError, ValueError) as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise WorkflowError(f"{what}: the type {self.name} cannot be made a JSON Schema: {first}") from None

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .entries import Entry, TurnLine, UsageLine
+    from .file_kinds import CostFigures
 
 
 @dataclass(slots=True)
@@ -127,7 +128,7 @@ class CostSum:
         elif turn.unknown:
             self.unknown += 1
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> CostFigures:
         return {"cost": _cents(self.cost), "unknown": self.unknown, "turns": self.turns}
 
 

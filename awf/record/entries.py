@@ -17,7 +17,7 @@ from typing import Any, Literal, NotRequired, TypedDict, Unpack, cast
 from .clock import now_iso
 from .file_kinds import RetryFields, StageRecord, WaitFields
 from .files import ProgressLines, append_line
-from .schemas import FORMAT_VERSION
+from .schemas import FORMAT_VERSION, JsonSchema
 
 
 class _Head(TypedDict):
@@ -70,7 +70,9 @@ class RunFields(TypedDict):
     file: NotRequired[str]  # the workflow's file
     workflow_version: NotRequired[str | None]
     args: NotRequired[dict[str, Any]]  # given whole by a caller in Python, who did not call prepare
-    events: NotRequired[dict[str, Any]]  # the events the workflow declares, with their schemas
+    events: NotRequired[
+        dict[str, JsonSchema | None]
+    ]  # the events the workflow declares, with their schemas (None: any)
     forked_from: NotRequired[ForkedFromFields]  # made by awf fork of another run
     trace_id: NotRequired[str]  # the OpenTelemetry trace of every attempt (record/trace_ids.py)
     trace_parent: NotRequired[str]  # the TRACEPARENT it was made under: its first attempt's parent
@@ -121,7 +123,7 @@ class AttemptStartFields(TypedDict):
     flags: NotRequired[AttemptFlags]  # the options the attempt was started with
     max_cost: NotRequired[float | None]  # the run's budget in US dollars
     deadline: NotRequired[str | None]  # ISO 8601 time --timeout ends the attempt at
-    events: NotRequired[dict[str, Any]]
+    events: NotRequired[dict[str, JsonSchema | None]]
     sandbox: NotRequired[SandboxRecord | None]  # the profile its agents ran in: the run's, as it started
 
 

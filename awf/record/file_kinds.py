@@ -10,7 +10,7 @@ not by awf, and have a schema but no constructor.
 
 from typing import Any, Literal, NotRequired, TypedDict, Unpack
 
-from .schemas import FORMAT_VERSION
+from .schemas import FORMAT_VERSION, JsonSchema
 
 
 class _Version(TypedDict):
@@ -84,6 +84,29 @@ class OutWorktree(TypedDict):
     base: str  # the commit the branch was made from
 
 
+class OutStage(TypedDict):
+    """A stage the attempt entered, in out.json's `stages`."""
+
+    stage: str
+    how: str  # ran, reused, provided, skipped
+    outcome: NotRequired[str]
+    attempt: NotRequired[int]  # the attempt whose record it is
+    summary: NotRequired[str | None]
+
+
+class CostFigures(TypedDict):
+    """What some turns cost: the dollars known, and how many turns' cost is not."""
+
+    cost: float | None  # US dollars, rounded to the cent's ten-thousandth; None: no turn's cost is known
+    unknown: int
+    turns: int
+
+
+class OutCost(TypedDict):
+    attempt: CostFigures  # this attempt's agents
+    run: CostFigures  # every attempt's so far
+
+
 class OutFields(TypedDict):
     workflow: str
     id: str
@@ -99,12 +122,12 @@ class OutFields(TypedDict):
     record: NotRequired[str]  # the run's folder
     started: NotRequired[str]
     ended: NotRequired[str]
-    stages: NotRequired[list[dict[str, Any]]]  # each stage the attempt entered, and how
+    stages: NotRequired[list[OutStage]]  # each stage the attempt entered, and how
     needs: NotRequired[dict[str, Any]]  # what a blocked stage needs
     waits: NotRequired[list[WaitFields]]  # what a parked run waits for
     retry: NotRequired[RetryFields]  # a stop worth retrying: when awf serve continues the run
     worktree: NotRequired[OutWorktree]  # the run's own git worktree, with --worktree
-    cost: NotRequired[dict[str, Any]]  # the attempt's agents' and the run's
+    cost: NotRequired[OutCost]  # the attempt's agents' and the run's
 
 
 class OutRecord(_Version, OutFields):
@@ -166,7 +189,7 @@ class TurnFileFields(TypedDict):
     attempt: int
     agent: str
     turn: int
-    schema: dict[str, Any] | None  # what an answer must fit; null: text
+    schema: JsonSchema | None  # what an answer must fit; null: text
     opened: NotRequired[str]
     deadline: NotRequired[str | None]
     label: NotRequired[str]  # for `awf watch`, which shows the turn as `awf run` does

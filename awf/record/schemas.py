@@ -10,9 +10,13 @@ import json
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from .errors import RecordError
+
+# A JSON Schema: a stage's result, an agent's answer, an event's data. Its shape is JSON Schema's
+# own, not awf's: held as it came, read only by a validator.
+JsonSchema: TypeAlias = dict[str, Any]
 
 SCHEMA_BASE = "https://awf.dev/schemas/"
 FORMAT_VERSION = 1

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..engine.errors import WorkflowError
 from ..engine.schema import Schema, load_schema
+from ..record.schemas import JsonSchema
 
 _TEXT = object()  # the schema of a reply that answers a turn with no schema: text
 
@@ -35,7 +36,7 @@ class Turn:
     agent: str
     n: int
     prompt: str
-    schema: dict[str, Any] | None
+    schema: JsonSchema | None
     label: str | None
     stage: str | None
     nudge: bool

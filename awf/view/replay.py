@@ -18,7 +18,7 @@ from typing import Any, cast
 from ..record import entries
 from ..record.agent_slots import waiting_text
 from ..record.clock import iso, now_iso, parse_iso
-from ..record.file_kinds import StageRecord
+from ..record.file_kinds import OutStage, StageRecord
 from ..record.layout import RunPaths
 from ..record.log import Line
 from .lines import GONE_WITHOUT_ENDING
@@ -42,7 +42,7 @@ class Replay:
         self.working: set[tuple[str, int]] = set()
         self.settled: set[tuple[str, int]] = set()
         self.last_at: str | None = None  # when the log last moved: an interrupted attempt's end
-        self.stages: list[dict[str, Any]] = []  # as out.json lists them: each stage entered, and how
+        self.stages: list[OutStage] = []  # as out.json lists them: each stage entered, and how
 
     @property
     def attempt(self) -> int | None:

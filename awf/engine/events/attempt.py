@@ -10,6 +10,7 @@ from ...record.clock import parse_iso
 from ...record.file_kinds import WaitFields
 from ...record.inbox import read_events
 from ...record.layout import RunPaths
+from ...record.schemas import JsonSchema
 from ..context import AttemptState
 from ..errors import Park
 from ..lookahead import LookAhead
@@ -20,7 +21,7 @@ from ..workflow import Workflow
 from .waits import REPLAY_KINDS, EventsApi, Replay
 
 
-def declared(workflow: Workflow[Any]) -> dict[str, Any]:
+def declared(workflow: Workflow[Any]) -> dict[str, JsonSchema | None]:
     """The workflow's events and their schemas, as JSON (None: any value)."""
     events = workflow.events or {}
     return {
