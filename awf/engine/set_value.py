@@ -21,6 +21,7 @@ from ..record import entries, file_kinds, folder
 from ..record.clock import now_iso
 from ..record.errors import RecordError
 from ..record.file_kinds import StageRecord
+from ..record.folder import StageRecords
 from ..record.layout import RunPaths
 from ..record.names import stage_name_problem
 from .claim import claim_continue
@@ -119,7 +120,7 @@ def _user() -> str:
         return "unknown"
 
 
-def computed_from_old(history: folder.History | None, records: dict[str, Any], from_stage: str | None) -> list[str]:
+def computed_from_old(history: folder.History | None, records: StageRecords, from_stage: str | None) -> list[str]:
     """What a continue says of values set with awf set: the stages recorded after each one that
     were computed from its old value and are reused as they are, with the --from-stage that redoes
     them. Nothing when the continue redoes them anyway, or when no value was set."""
@@ -140,8 +141,8 @@ def computed_from_old(history: folder.History | None, records: dict[str, Any], f
         later = [
             name
             for name in names[names.index(stage) + 1 :]
-            if isinstance(records[name], dict)
-            and records[name]["outcome"] == "succeeded"
+            if isinstance(record := records[name], dict)
+            and record["outcome"] == "succeeded"
             and recorded.get(name, at) < at
         ]
         if from_stage is not None:

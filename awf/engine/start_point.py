@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..record import folder
+from ..record.folder import StageRecords
 from ..record.layout import RunPaths
 from . import attempt_agents, attempt_outcome
 from . import from_stage as from_stage_rules
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 class Start:
     """Where the attempt starts, and with what."""
 
-    records: dict[str, Any]  # the run's stage records
+    records: StageRecords  # the run's stage records
     from_stage: str | None  # the start point: --from-stage, or a redo an interrupted attempt left
     values: dict[str, Any] | None  # --values, as read; None when not given
     mark: RedoMark | None = None  # a redo that a run with events keeps across its attempts
@@ -49,7 +50,7 @@ class Preview:
     look: LookAhead
     from_stage: str | None
     go_on: str
-    records: dict[str, Any]
+    records: StageRecords
     preset: AttemptEnd | None = None  # the stop the look-ahead already knows the attempt ends with
     to_stage: str | None = None  # --to-stage: the stage the attempt ends after
 
@@ -64,7 +65,7 @@ class Preview:
 
 
 def find_start(
-    request: RunRequest, workflow: Workflow[Any], run: Run, records: dict[str, Any], values: dict[str, Any] | None
+    request: RunRequest, workflow: Workflow[Any], run: Run, records: StageRecords, values: dict[str, Any] | None
 ) -> Start:
     """Where the attempt starts; looked ahead to when it starts part-way or only previews. Raises
     Refusal for a --from-stage the workflow does not reach, or a --values file that cannot be used."""
@@ -95,7 +96,7 @@ def find_start(
     return start
 
 
-def _refuse_start(request: RunRequest, paths: RunPaths, records: dict[str, Any], look: LookAhead) -> None:
+def _refuse_start(request: RunRequest, paths: RunPaths, records: StageRecords, look: LookAhead) -> None:
     """Refuse a --from-stage the workflow returns without reaching, or one it would park before."""
     if request.from_stage and look.returned:
         refusal = from_stage_rules.unknown_refusal(request.from_stage, records, [s.name for s in look.seen])
@@ -196,7 +197,7 @@ def preview(request: RunRequest, run: Run, claimed: Claimed | None, start: Start
     )
 
 
-def _inherited_from_stage(history: folder.History | None, records: dict[str, Any]) -> str | None:
+def _inherited_from_stage(history: folder.History | None, records: StageRecords) -> str | None:
     """A crash during a --from-stage redo leaves that redo to the next continue: unless the
     stage it redid recorded its success before the crash (its record renamed into place, its
     line not yet appended), as a continue reuses any such record."""
@@ -208,13 +209,13 @@ def _inherited_from_stage(history: folder.History | None, records: dict[str, Any
         return None
     if last.start_point is not None and last.open_stage != from_stage:
         return None  # it got past the stage it redid; a plain continue picks up after it
-    record = records.get(str(from_stage))
-    if isinstance(record, dict) and record.get("attempt") == last.number and record.get("outcome") == "succeeded":
+    record = records.get(from_stage)
+    if isinstance(record, dict) and record["attempt"] == last.number and record["outcome"] == "succeeded":
         return None  # the redo ended its stage; a plain continue reuses it and goes on after it
     return str(from_stage)
 
 
-def look_ahead_to(workflow: Workflow[Any], run: Run, records: dict[str, Any], stage: str) -> LookAhead:
+def look_ahead_to(workflow: Workflow[Any], run: Run, records: StageRecords, stage: str) -> LookAhead:
     """The look-ahead of a continue from `stage`: how far the workflow's code gets, and the
     result schema `stage` declares there (`start_schema`) when it reaches it."""
     return _look_ahead(workflow, run, Start(records, stage, None), preview=False)

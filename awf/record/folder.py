@@ -583,9 +583,13 @@ def remove_pid(paths: RunPaths) -> None:
         pass  # gone already; or left, to be removed by the next attempt
 
 
-def read_stage_records(paths: RunPaths) -> dict[str, StageRecord | RecordError]:
+# The current record of each stage by name, or the error that keeps it from being read.
+StageRecords = dict[str, StageRecord | RecordError]
+
+
+def read_stage_records(paths: RunPaths) -> StageRecords:
     """The current record of each stage, or the error that keeps it from being read."""
-    records: dict[str, StageRecord | RecordError] = {}
+    records: StageRecords = {}
     try:
         names = sorted(os.listdir(paths.stages))
     except FileNotFoundError:
