@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ..record import entries
+from ..record.entries import RuntimeOptions
 from .channel import AgentChannel, agents_dir
 from .harness import Harness, Session
 from .host import Host
@@ -39,7 +40,7 @@ class AgentSet:
         self,
         *,
         key: str,
-        runtime: str | dict[str, Any],
+        runtime: str | RuntimeOptions,
         instructions: str | None = None,
         cwd: str | Path | None = None,
         sandbox: str | dict[str, Any] | None = None,

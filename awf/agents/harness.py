@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from ..record.entries import RuntimeOptions
 from .processes import AgentProcess
 from .reaper import command_under_reaper
 
@@ -56,7 +57,7 @@ class Session:
     """One agent as its harness sees it. awf makes it at `wf.agents.open`; it lives for the attempt."""
 
     key: str
-    runtime: dict[str, Any]
+    runtime: RuntimeOptions
     instructions: str | None
     cwd: Path
     dir: Path  # the agent's folder in the run's record
@@ -165,7 +166,7 @@ class Harness:
     # Once the agent in a pane has answered, how long awf waits for `pane_watch` to see it finish.
     pane_answer_grace: ClassVar[float] = 0.0
 
-    def spec_problem(self, runtime: dict[str, Any]) -> str | None:
+    def spec_problem(self, runtime: RuntimeOptions) -> str | None:
         """What is wrong with `runtime` as the workflow wrote it (checked at open), or None."""
         return None
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from ..record.entries import RuntimeOptions
 from .harness import Capabilities, Harness, Session
 from .headless import Ran, failure, find_program
 
@@ -64,7 +65,7 @@ class AgentCli(Harness):
     # The efforts the CLI takes, or what an effort is (any word) for the error: 'a reasoning effort ("low", ...)'.
     efforts: ClassVar[tuple[str, ...] | str]
 
-    def spec_problem(self, runtime: dict[str, Any]) -> str | None:
+    def spec_problem(self, runtime: RuntimeOptions) -> str | None:
         return (
             model_problem(runtime, self.default_model, self.models)
             or effort_problem(runtime, self.efforts)
@@ -72,7 +73,7 @@ class AgentCli(Harness):
             or self.options_problem(runtime)
         )
 
-    def options_problem(self, runtime: dict[str, Any]) -> str | None:
+    def options_problem(self, runtime: RuntimeOptions) -> str | None:
         """What is wrong with the runtime's options that are this CLI's own, or None."""
         return None
 

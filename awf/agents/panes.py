@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..record import entries
+from ..record.entries import RuntimeOptions
 from ..record.errors import RecordError
 from ..record.files import ensure_dir, read_bytes, write_atomic
 from ..record.liveness import is_alive, process_start
@@ -92,7 +93,7 @@ class PaneHarness(Harness):
         # tell when it finished (and what it used).
         self.answer_grace: float = inner.pane_answer_grace  # type: ignore[misc]
 
-    def spec_problem(self, runtime: dict[str, Any]) -> str | None:
+    def spec_problem(self, runtime: RuntimeOptions) -> str | None:
         if type(self.inner).pane_command is Harness.pane_command:
             return f'the {self.name} harness cannot run in a pane: leave out "placement": "pane" to run it headless'
         idle = runtime.get("idle")

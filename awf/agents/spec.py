@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..record.entries import RuntimeOptions
 from ..record.names import agent_key_problem
 from .sandbox.profile import Profile, ProfileError, from_spec
 
@@ -25,7 +26,7 @@ class AgentSpec:
     """An agent as the workflow asked for it. Two opens of one key must ask for the same spec."""
 
     key: str
-    runtime: dict[str, Any]  # always a dict with a "harness"
+    runtime: RuntimeOptions  # always with a "harness"
     instructions: str | None
     cwd: Path
     sandbox: Profile | None = None  # what confines it: its own sandbox=, else the run's --sandbox
@@ -81,7 +82,7 @@ def _sandbox(key: str, asked: Any, run: Profile | None, base: Path) -> Profile |
     return replace(profile, limits=profile.limits.within(run.limits))  # never looser than the run's
 
 
-def normal_runtime(key: str, runtime: Any) -> dict[str, Any]:
+def normal_runtime(key: str, runtime: Any) -> RuntimeOptions:
     """`"claude"` is `{"harness": "claude"}`; a dict must name its harness and hold only JSON."""
     if isinstance(runtime, str) and runtime:
         return {"harness": runtime}

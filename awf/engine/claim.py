@@ -14,6 +14,7 @@ from typing import Any
 
 from ..record import entries, folder, layout, trace_ids
 from ..record.clock import age, now_iso
+from ..record.entries import Args
 from ..record.errors import RecordError, RecordWriteError
 from ..record.file_kinds import StageRecord
 from ..record.inbox import read_events
@@ -35,7 +36,7 @@ class Run:
     """The run an attempt is for, as it is before and after the claim."""
 
     paths: RunPaths
-    args: dict[str, Any]  # the workflow's arguments
+    args: Args  # the workflow's arguments
     cwd: Path  # the folder the run works in
     attempt: int  # the number of the attempt to be made
     history: folder.History | None  # the run's history as the claim read it; None for a new run
@@ -107,14 +108,14 @@ def working_folder(request: RunRequest) -> Path:
     return cwd
 
 
-def _prepare(workflow: Workflow[Any], argv: list[str]) -> dict[str, Any]:
+def _prepare(workflow: Workflow[Any], argv: list[str]) -> Args:
     try:
         return workflow.prepare_args(argv)
     except Exception as error:
         raise Refusal(f"prepare refused the arguments {argv}: {type(error).__name__}: {error}") from None
 
 
-def _id_from_args(workflow: Workflow[Any], args: dict[str, Any], argv: list[str]) -> str | None:
+def _id_from_args(workflow: Workflow[Any], args: Args, argv: list[str]) -> str | None:
     """The run's id from the workflow's id(args), checked: a refusal says which function gave it."""
     given = json.dumps(argv, ensure_ascii=False)
     go_on = "give --id, or the arguments the workflow's prepare expects"
@@ -161,7 +162,7 @@ def new_identity(request: RunRequest, workflow: Workflow[Any], root: Path, cwd: 
     return Identity(run, run_fields)
 
 
-def _new_id(request: RunRequest, workflow: Workflow[Any], args: dict[str, Any], argv: list[str]) -> str:
+def _new_id(request: RunRequest, workflow: Workflow[Any], args: Args, argv: list[str]) -> str:
     """A new run's id, checked: --id, else the workflow's id(args), else a generated one."""
     run_id = request.run_id
     if run_id is None:

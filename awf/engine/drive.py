@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..record.entries import Args
 from .context import AttemptState, Context, in_stage_work
 from .errors import stage_of
 from .signals import NAMES, Guard, Interruptions
@@ -32,7 +33,7 @@ def drive(
     workflow: Workflow[Any],
     context: Context,
     state: AttemptState,
-    args: dict[str, Any],
+    args: Args,
     deadline: float | None,
     timeout_said: str | None = None,
 ) -> Result:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..record.entries import Args
 from ..record.file_kinds import StageRecord, WaitFields
 from ..record.schemas import JsonSchema
 from .errors import Stop
@@ -213,7 +214,7 @@ def _stand_in(schema: Schema) -> Any:
     return plain if problem else value
 
 
-def look_ahead(workflow: Any, context: Any, args: dict[str, Any], cwd: Path) -> LookAhead:
+def look_ahead(workflow: Any, context: Any, args: Args, cwd: Path) -> LookAhead:
     """Run the workflow in look-ahead mode on `context` (whose state has `look_ahead` set)."""
     found: LookAhead = context._state.look_ahead
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..record.entries import Args
+
 
 @dataclass
 class RunRequest:
@@ -39,7 +41,7 @@ class RunRequest:
     warnings: list[str] = field(default_factory=list)
     # For callers in Python (awf.testing): the workflow itself, and its args without prepare.
     workflow: Any = None
-    args: dict[str, Any] | None = None
+    args: Args | None = None
 
     def timeout_said(self) -> str | None:
         """--timeout as the user gave it; in words for a caller in Python that gave only seconds."""

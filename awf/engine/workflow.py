@@ -10,6 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from ..record.entries import Args
 from ..record.names import id_problem, stage_name_problem
 from .errors import WorkflowError
 
@@ -41,7 +42,7 @@ class Workflow(Generic[V]):
         """Where schema paths are found: the folder of the file that defines the workflow."""
         return self.source_file.parent if self.source_file else None
 
-    def prepare_args(self, argv: Sequence[str]) -> dict[str, Any]:
+    def prepare_args(self, argv: Sequence[str]) -> Args:
         """The keyword arguments of `run` for `argv`. Raises ValueError when they are refused."""
         if self.prepare is None:
             if argv:

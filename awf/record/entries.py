@@ -12,7 +12,7 @@ progress (`PROGRESS_KINDS`): the choice belongs to the kind, not to the place th
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, NotRequired, TypedDict, Unpack, cast
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, Unpack, cast
 
 from .clock import now_iso
 from .file_kinds import RetryFields, StageRecord, WaitFields
@@ -36,6 +36,13 @@ class WorktreeFields(TypedDict):
     branch: str
     base: str  # the commit the branch was made from
     base_ref: str  # --base as given ("HEAD" when not)
+
+
+# JSON whose keys are another's to define, kept as it was given:
+# a workflow's arguments, as its `prepare` made them (the keys are its function's parameters),
+Args: TypeAlias = dict[str, Any]
+# and an agent's runtime: its `harness`, and the options that harness defines and checks.
+RuntimeOptions: TypeAlias = dict[str, Any]
 
 
 class SandboxRecord(TypedDict, total=False):
@@ -69,7 +76,7 @@ class RunFields(TypedDict):
     sandbox: NotRequired[SandboxRecord | None]  # the --sandbox profile
     file: NotRequired[str]  # the workflow's file
     workflow_version: NotRequired[str | None]
-    args: NotRequired[dict[str, Any]]  # given whole by a caller in Python, who did not call prepare
+    args: NotRequired[Args]  # given whole by a caller in Python, who did not call prepare
     events: NotRequired[
         dict[str, JsonSchema | None]
     ]  # the events the workflow declares, with their schemas (None: any)
@@ -360,7 +367,7 @@ class AgentFields(TypedDict):
     agent: str  # its key
     harness: str
     model: NotRequired[str | None]
-    runtime: NotRequired[dict[str, Any]]
+    runtime: NotRequired[RuntimeOptions]
     instructions: NotRequired[str | None]
     cwd: NotRequired[str]
     dir: NotRequired[str]  # its folder in the run

@@ -25,6 +25,7 @@ from ..agents.prompts import answer_instructions
 from ..agents.registry import own_harness
 from ..engine.observer import Silent
 from ..engine.schema_text import type_text
+from ..record.entries import RuntimeOptions
 from .scripts import _TEXT, Failure, Reply, ScriptBook, Turn
 
 
@@ -159,7 +160,7 @@ class ScriptedHarness(Harness):
         self.book = book
         self.watch = watch
 
-    def spec_problem(self, runtime: dict[str, Any]) -> str | None:
+    def spec_problem(self, runtime: RuntimeOptions) -> str | None:
         try:
             own = own_harness(runtime["harness"])
         except Exception:

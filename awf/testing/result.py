@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ..agents.channel import read_turn
-from ..record.entries import ReportLine, TurnLine
+from ..record.entries import ReportLine, RuntimeOptions, TurnLine
 from ..record.file_kinds import RetryFields, StageRecord
 from ..record.folder import read_json_file
 from ..record.log import read_lines
@@ -51,7 +51,7 @@ class Agent:
     """An agent the attempt opened: its key, the runtime the workflow gave, its instructions."""
 
     key: str
-    runtime: dict[str, Any]
+    runtime: RuntimeOptions
     instructions: str | None
     stage: str | None
 

@@ -21,6 +21,7 @@ from ..engine.errors import Refusal
 from ..engine.request import RunRequest
 from ..engine.workflow import Workflow
 from ..record import entries
+from ..record.entries import Args
 from ..record.errors import RecordError
 from ..record.files import write_json
 from ..record.layout import RunPaths, run_root_for
@@ -243,7 +244,7 @@ def _target(workflow: Workflow[Any]) -> str:
     return f"{workflow.source_file}:{workflow.name}" if count > 1 else str(workflow.source_file)
 
 
-def _new_id(workflow: Workflow[Any], args: dict[str, Any]) -> str:
+def _new_id(workflow: Workflow[Any], args: Args) -> str:
     try:
         run_id = workflow.run_id_for(args)
     except Exception as error:
