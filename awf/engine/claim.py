@@ -310,9 +310,9 @@ def _continued_id(request: RunRequest, workflow: Workflow[Any]) -> str:
 def _refuse_unqueued(paths: RunPaths, history: folder.History) -> None:
     """An attempt awf serve starts from its queue begins only while its `queued` line still waits:
     not once awf cancel withdrew it, nor a second time after it began."""
-    placed = placed_on().get("placed") or {}
+    placed = placed_on().get("placed")
     waiting = history.queued
-    if placed.get("on") != "serve":
+    if placed is None or placed["on"] != "serve":
         if waiting is not None and waiting.get("on") == "serve":
             # Otherwise serve would start the queued attempt after this one: two attempts unasked.
             raise Refusal(

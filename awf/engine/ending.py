@@ -16,6 +16,7 @@ from ..record.clock import iso, now_iso
 from ..record.costs import TurnCost
 from ..record.errors import RecordError, RecordWriteError
 from ..record.file_kinds import RetryFields, WaitFields
+from ..record.schemas import JsonSchema
 from . import attempt_outcome
 from . import from_stage as from_stage_rules
 from .context import AttemptState
@@ -47,7 +48,7 @@ class AttemptEnd:
     value: Any = None  # what the workflow returned, as it returned it
     plain: Any = None  # the same as plain JSON: what out.json holds
     workflow: Workflow[Any] | None = None
-    needs: dict[str, Any] | None = None  # for a start part-way: each stage's result schema
+    needs: dict[str, JsonSchema] | None = None  # for a start part-way: each stage's result schema
     waits: list[WaitFields] | None = None  # what a parked attempt waits for
     write_error: RecordWriteError | None = None  # a file of the record that could not be written
     worktree: file_kinds.OutWorktree | None = None  # the run's own worktree: where to look at its work

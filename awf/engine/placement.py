@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TypedDict
+
+from ..record.entries import PlacedFields
 
 PLACED_ENV = "AWF_PLACED_ON"
 
 
-def placed_on() -> dict[str, Any]:
+class PlacedOn(TypedDict, total=False):
+    placed: PlacedFields
+
+
+def placed_on() -> PlacedOn:
     """The `placed` field of the attempt-start line, or nothing when no scheduler placed it."""
     given = os.environ.get(PLACED_ENV)
     if not given:

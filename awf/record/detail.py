@@ -7,7 +7,7 @@ import shlex
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from . import waiting
 from .clock import age, iso
@@ -20,6 +20,17 @@ from .layout import RUNS_DIR, RunPaths, working_folder
 from .log import read_lines
 from .redo import stale_stages
 from .summary import WfStatus, wf_status
+
+
+class ShownWorktree(TypedDict):
+    """A run's worktree as `awf runs WORKFLOW/ID` shows it: where, on which branch, and its state."""
+
+    path: str
+    branch: str
+    base: str
+    base_ref: str
+    exists: bool  # False: removed, and a continue makes it again
+    changes: bool | None  # uncommitted changes; None: not known
 
 
 @dataclass
@@ -99,12 +110,18 @@ class RunDetail:
             "wf_status": self.wf_status,
         }
 
-    def _worktree(self) -> dict[str, Any] | None:
+    def _worktree(self) -> ShownWorktree | None:
         recorded = self.history.run.get("worktree")
-        if not isinstance(recorded, dict):
+        if recorded is None:
             return None
-        shown = {key: recorded.get(key) for key in ("path", "branch", "base", "base_ref")}
-        return {**shown, "exists": Path(str(recorded.get("path"))).is_dir(), "changes": self.worktree_changes}
+        return {
+            "path": recorded["path"],
+            "branch": recorded["branch"],
+            "base": recorded["base"],
+            "base_ref": recorded["base_ref"],
+            "exists": Path(recorded["path"]).is_dir(),
+            "changes": self.worktree_changes,
+        }
 
     def stage_json(self, name: str) -> dict[str, Any]:
         item = stage_json(name, self.stages[name])

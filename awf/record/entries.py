@@ -167,7 +167,7 @@ class QueuedFields(TypedDict):
     on: Literal["ray", "serve"]  # the scheduler: a Ray cluster, or the queue awf serve starts
     token: str  # names this placement; the attempt that answers it carries it in `placed`
     by: NotRequired[str]  # the host that placed it
-    resources: NotRequired[dict[str, Any]]
+    resources: NotRequired[dict[str, float]]  # on ray: what the attempt asks of a node, --ray-resources
     priority: NotRequired[int]  # on serve: higher starts first; among equals, the oldest line first
     command: NotRequired[list[str]]  # on serve: the words after `awf` that start the attempt
     cwd: NotRequired[str]  # on serve: the folder the attempt's process starts in

@@ -123,7 +123,7 @@ class OutFields(TypedDict):
     started: NotRequired[str]
     ended: NotRequired[str]
     stages: NotRequired[list[OutStage]]  # each stage the attempt entered, and how
-    needs: NotRequired[dict[str, Any]]  # what a blocked stage needs
+    needs: NotRequired[dict[str, JsonSchema]]  # a start part-way that stopped for values: each stage's result schema
     waits: NotRequired[list[WaitFields]]  # what a parked run waits for
     retry: NotRequired[RetryFields]  # a stop worth retrying: when awf serve continues the run
     worktree: NotRequired[OutWorktree]  # the run's own git worktree, with --worktree

@@ -311,10 +311,10 @@ class AttemptClaim:
         self._lock.release()
 
 
-def holder(paths: RunPaths) -> dict[str, Any] | None:
+def holder(paths: RunPaths) -> file_kinds.AttemptPid | None:
     """The live attempt's attempt.pid, when the process it names still runs."""
     try:
-        pid = read_json_file(paths.pid, "attempt-pid")
+        pid = cast(file_kinds.AttemptPid, read_json_file(paths.pid, "attempt-pid"))  # its schema checked it
     except (FileNotFoundError, RecordError):
         return None
     return pid if is_alive(pid["pid"], pid.get("process_start")) else None

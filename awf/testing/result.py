@@ -9,9 +9,10 @@ from typing import Any, Generic, TypeVar
 
 from ..agents.channel import read_turn
 from ..record.entries import ReportLine, RuntimeOptions, TurnLine
-from ..record.file_kinds import RetryFields, StageRecord
+from ..record.file_kinds import OutStage, RetryFields, StageRecord
 from ..record.folder import read_json_file
 from ..record.log import read_lines
+from ..record.schemas import JsonSchema
 from .scripts import Turn
 
 
@@ -82,7 +83,7 @@ class Run(Generic[V]):
     agents: list[Agent]
     turns: list[Turn]
     logs: list[Log]
-    needs: dict[str, Any] | None  # a start part-way that stopped for values: each stage's result schema
+    needs: dict[str, JsonSchema] | None  # a start part-way that stopped for values: each stage's result schema
     notices: list[str]
     record_dir: Path
     out: dict[str, Any] = field(repr=False)
@@ -180,7 +181,7 @@ def _turn(item: TurnLine, agent_dir: Path | None, attempt: int) -> Turn:
     )
 
 
-def _stage(entry: dict[str, Any], written: dict[str, StageRecord], record_dir: Path) -> Stage:
+def _stage(entry: OutStage, written: dict[str, StageRecord], record_dir: Path) -> Stage:
     name = entry["stage"]
     record: Mapping[str, Any] | None = written.get(name) if entry["how"] != "reused" else None
     if record is None:

@@ -11,7 +11,7 @@ from typing import Any
 from ..record import entries
 from ..record.clock import parse_iso
 from ..record.costs import money
-from ..record.detail import RunDetail
+from ..record.detail import RunDetail, ShownWorktree
 from ..record.file_kinds import RetryFields, WaitFields
 from ..record.summary import RunSummary
 from ..record.waiting import crash_loop_text, retry_text
@@ -127,7 +127,7 @@ def listing(summaries: Iterable[RunSummary], now: float | None = None, left: dic
     return columns([*headers, *(["branch"] if branches else [])], rows)
 
 
-def _worktree_lines(worktree: dict[str, Any] | None) -> list[str]:
+def _worktree_lines(worktree: ShownWorktree | None) -> list[str]:
     if not worktree:
         return []
     state = {True: "uncommitted changes", False: "no uncommitted changes", None: "changes not known"}

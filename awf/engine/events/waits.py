@@ -20,6 +20,7 @@ from ...record.clock import iso, parse_iso
 from ...record.file_kinds import WaitFields
 from ...record.inbox import Event, read_events
 from ...record.log import Line
+from ...record.schemas import JsonSchema
 from ..durations import parse_duration
 from ..errors import Park, WorkflowError
 
@@ -88,7 +89,7 @@ class Wait:
 class EventsApi:
     """`wf.events` of one attempt."""
 
-    def __init__(self, state: Any, declared: dict[str, Any], replay: Replay) -> None:
+    def __init__(self, state: Any, declared: dict[str, JsonSchema | None], replay: Replay) -> None:
         self._state = state
         self._declared = declared
         self._replay = replay
