@@ -119,6 +119,21 @@ def send(process: subprocess.Popen[str], number: int = signal.SIGINT) -> None:
     os.kill(process.pid, number)
 
 
+# libfaketime moves a process's wall clock (and its children's): a test moves time past a due time
+# instead of waiting for it. The monotonic clock, which timeouts run on, is left as it is.
+FAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
+needs_faketime = pytest.mark.skipif(
+    not FAKETIME.exists(), reason="libfaketime is not installed (apt-get install faketime)"
+)
+
+
+def clock_past(when: float) -> dict[str, str]:
+    """The environment of a process whose wall clock reads a second past `when` (a Unix time) as
+    it starts, and runs on from there."""
+    ahead = max(0, int(when - time.time()) + 1) + 1
+    return {"LD_PRELOAD": str(FAKETIME), "FAKETIME": f"+{ahead}", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+
+
 def wait_until(condition: Callable[[], object], what: str, timeout: float = 120) -> None:
     """Poll `condition` until it holds; fail naming `what` once `timeout` seconds pass without it."""
     deadline = time.monotonic() + timeout

@@ -8,10 +8,9 @@ import re
 import shutil
 import signal
 import time
-from pathlib import Path
 
 import pytest
-from conftest import Project, finish
+from conftest import FAKETIME, Project, finish, needs_faketime
 from workflows import THREE
 
 
@@ -231,10 +230,7 @@ def test_a_continue_of_a_completed_run_is_refused_listing_its_stages(three: Proj
     assert len([e for e in three.log("three", "r1") if e["kind"] == "attempt-start"]) == 1
 
 
-FAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
-
-
-@pytest.mark.skipif(not FAKETIME.exists(), reason="libfaketime is not installed (apt-get install faketime)")
+@needs_faketime
 def test_a_clock_jump_past_the_deadline_ends_the_attempt_timed_out(three: Project):
     """A sleeping laptop: the time asleep counts, so the deadline is a time of day."""
     clock = three.path / "clock"

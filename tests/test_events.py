@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from conftest import AWF, Project
+from conftest import AWF, Project, clock_past, needs_faketime
 
 MERGE = """
 import asyncio
@@ -149,6 +149,7 @@ def test_a_bad_event_is_refused_and_nothing_is_queued(merge: Project, args: list
     assert merge.awf("send", "merge/nope", "ci").code == 1
 
 
+@needs_faketime
 def test_a_race_between_an_event_and_a_timer_is_replayed_on_the_next_wake(project: Project):
     project.write(
         "merge.py",
@@ -166,8 +167,7 @@ async def after(wf):
     assert woke.code == 0 and "woke merge/m1" in woke.stdout
     end = wait_attempt_end(project, 2)
     assert end["outcome"] == "parked" and end["waits"][0]["due"]
-    time.sleep(1.1)
-    project.awf("wake")
+    project.awf("wake", env=clock_past(datetime.fromisoformat(end["waits"][0]["due"]).timestamp()))
     assert wait_attempt_end(project, 3)["outcome"] == "completed"
     assert out(project)["value"]["said"] == "remind:None"
     # Approval arrives late; a redo of merge replays the race's recorded answer.
@@ -307,6 +307,7 @@ def test_a_redo_that_stops_rather_than_park_stays_wakeable_and_the_wake_goes_on_
     assert (project.path / "ran-merge-4").exists() and not (project.path / "ran-check-4").exists()
 
 
+@needs_faketime
 def test_a_redo_that_stops_before_a_sleep_is_woken_when_the_sleep_is_due(project: Project):
     project.write(
         "cool.py",
@@ -331,8 +332,7 @@ async def cool(wf):
     redo = project.awf("run", "cool.py", "--id", "m1", "--continue", "--from-stage", "after", "--json")
     assert redo.code == 3 and redo.out["waits"][0]["due"]
     due = datetime.fromisoformat(redo.out["waits"][0]["due"]).timestamp()
-    time.sleep(max(0.0, due - time.time()) + 0.1)
-    assert "woke merge/m1" in project.awf("wake").stdout
+    assert "woke merge/m1" in project.awf("wake", env=clock_past(due)).stdout
     assert wait_attempt_end(project, 3)["outcome"] == "completed"
     assert out(project)["value"] == 3
 
@@ -395,6 +395,7 @@ async def plain(wf):
     assert result.code == 1 and "declares no events" in result.out["reason"]
 
 
+@needs_faketime
 def test_a_sleep_parks_until_its_time_of_day_and_awf_wake_before_it_does_nothing(project: Project):
     project.write(
         "cool.py",
@@ -414,8 +415,7 @@ async def cool(wf):
     due = datetime.fromisoformat(first.out["waits"][0]["due"]).timestamp()
     if time.time() < due - 1:  # a loaded machine may take the whole sleep to get here
         assert project.awf("wake").stdout == ""
-    time.sleep(max(0.0, due - time.time()) + 0.1)
-    assert "woke merge/m1" in project.awf("wake").stdout
+    assert "woke merge/m1" in project.awf("wake", env=clock_past(due)).stdout
     assert wait_attempt_end(project, 2)["outcome"] == "completed"
     assert out(project)["value"] == 2
     timers = [e for e in project.log("merge", "m1") if e["kind"] == "timer"]

@@ -7,7 +7,7 @@ import os
 import signal
 
 import pytest
-from conftest import Project, finish
+from conftest import FAKETIME, Project, finish, needs_faketime
 
 PIPE = """
 import asyncio
@@ -593,13 +593,10 @@ def test_following_the_start_part_way_steps_exactly_prints_no_warning(project: P
         assert not [line for line in result.stderr.splitlines() if line.startswith("!")], result.stderr
 
 
-FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
-
-
-@pytest.mark.skipif(not os.path.exists(FAKETIME), reason="libfaketime is not installed (apt-get install faketime)")
+@needs_faketime
 def test_stages_are_listed_in_the_order_the_run_recorded_them_even_when_they_end_in_one_millisecond(project: Project):
     """A stopped clock: every stage ends at the same instant, so only run.jsonl can order them."""
-    frozen = {"LD_PRELOAD": FAKETIME, "FAKETIME": "2026-06-01 12:00:00", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+    frozen = {"LD_PRELOAD": str(FAKETIME), "FAKETIME": "2026-06-01 12:00:00", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
     write_pipe(project)
     assert project.awf("run", "pipe.py", "--id", "r1", env=frozen).code == 0
     order = ["plan", "review", "notify", "build"]

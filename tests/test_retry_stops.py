@@ -9,7 +9,7 @@ import re
 from datetime import datetime
 
 import pytest
-from conftest import Project, wait_until
+from conftest import Project, clock_past, needs_faketime, wait_until
 from test_serve import entries, serving
 
 import awf
@@ -117,6 +117,7 @@ def test_a_retry_that_succeeds_completes_the_run_and_a_later_stop_counts_from_on
     assert ends(project)[-1]["retry"]["number"] == 1
 
 
+@needs_faketime
 def test_awf_wake_continues_a_retry_when_it_is_due_and_a_person_at_once(project: Project):
     project.write("deploy.py", flow('wf.stop("the registry is down", retry_after=600)'))
     assert project.awf("run", "deploy.py", "--id", "d1").code == 3
@@ -125,11 +126,12 @@ def test_awf_wake_continues_a_retry_when_it_is_due_and_a_person_at_once(project:
     asked = project.awf("wake", "deploy/d1")
     assert asked.code == 0 and asked.stdout.startswith("woke deploy/d1: attempt 2 started"), asked.stderr
     wait_until(lambda: len(ends(project)) == 2, "the woken retry ended")
-    project.write("deploy.py", flow('wf.stop("the registry is down", retry_after=0.2)'))
     assert project.awf("run", "deploy.py", "--id", "d1", "--continue").code == 3
-    wait_until(lambda: parse_iso(ends(project)[-1]["retry"]["at"]) < datetime.now().timestamp(), "the retry is due")
-    due = project.awf("wake")
+    due = parse_iso(ends(project)[-1]["retry"]["at"])  # 40 minutes off: the third in a row
+    assert project.awf("wake").stdout == ""
+    due = project.awf("wake", env=clock_past(due))  # the cron, once the retry is due
     assert due.stdout.startswith("woke deploy/d1: attempt 4 started"), due.stdout + due.stderr
+    assert due.stdout.rstrip().endswith(", retry 3 of 5"), due.stdout
     wait_until(lambda: len(ends(project)) == 4, "the cron's retry ended")
 
 
