@@ -260,12 +260,18 @@ def timeless(text: str) -> str:
     return re.sub(r" +", " ", re.sub(r"\d+", "N", text))
 
 
-def test_runs_without_options_answers_as_the_option_parser_does_and_imports_none_of_it(project: Project):
-    """`awf runs [--json] [WORKFLOW[/ID]]` skips typer; what it prints and exits must not differ."""
+# The option parser's answer to `awf runs ...`, asked without the fast path of the console script.
+THROUGH_THE_PARSER = "import sys; from awf.cli.app import run_app; sys.exit(run_app(sys.argv[1:], None))"
+
+
+def test_runs_without_the_option_parser_answers_as_the_parser_does_and_imports_none_of_it(project: Project, tmp_path):
+    """`awf runs [--json] [--cwd DIR] [--run-root DIR] [WORKFLOW[/ID]]` skips typer; what it
+    prints and exits must not differ from the parser's answer, and anything else goes to the parser."""
     write_steps(project)
     assert run(project, "done", "complete").code == 0
     assert run(project, "stopped", "stop").code == 3
     (project.path / ".awf" / "runs" / "steps" / "stopped" / "run.jsonl").write_text("{not json\n")
+    root = str(project.path / ".awf" / "runs")
     asked = [
         [],
         ["--json"],
@@ -276,16 +282,32 @@ def test_runs_without_options_answers_as_the_option_parser_does_and_imports_none
         ["steps/nope", "--json"],
         ["../etc/x"],
         ["nothing"],
+        ["--cwd", str(project.path), "steps/done"],
+        [f"--run-root={root}", "--json"],
+        ["--run-root", str(tmp_path / "empty")],
+        ["--cwd", str(tmp_path / "nowhere"), "--json"],
+        ["--status", "stopped"],  # to the parser, both ways
+        ["--json", "--json"],
+        ["--cwd"],
+        ["a", "b"],
     ]
     for words in asked:
         plain = project.awf("runs", *words)
-        parsed = project.awf("runs", *words, "--cwd", str(project.path))
-        said = [(one.code, timeless(one.stdout), one.stderr) for one in (plain, parsed)]
-        assert said[0] == said[1], words
+        done = subprocess.run(
+            [sys.executable, "-c", THROUGH_THE_PARSER, "runs", *words],
+            cwd=project.path,
+            env=project.env,
+            capture_output=True,
+            text=True,
+        )
+        fast = (plain.code, timeless(plain.stdout), plain.stderr)
+        assert fast == (done.returncode, timeless(done.stdout), done.stderr), words
     codes = {tuple(words): project.awf("runs", *words).code for words in asked}
     assert codes[("steps/done",)] == 0 and codes[("steps/stopped",)] == 3 and codes[("../etc/x",)] == 2
-    timed = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "awf", "runs"], cwd=project.path, capture_output=True, text=True
-    )
-    assert timed.returncode == 3, timed.stderr
-    assert not [line for line in timed.stderr.splitlines() if line.rstrip().endswith(("typer", "click"))]
+    assert codes[("--cwd",)] == 2 and codes[("a", "b")] == 2
+    for words in (["runs"], ["runs", "--run-root", str(tmp_path / "empty")]):
+        timed = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "awf", *words], cwd=project.path, capture_output=True, text=True
+        )
+        assert timed.returncode in (0, 3), timed.stderr
+        assert not [line for line in timed.stderr.splitlines() if line.rstrip().endswith(("typer", "click"))], words

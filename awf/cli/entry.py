@@ -1,6 +1,6 @@
 """The `awf` console script. Fast paths first: `awf --version` imports nothing it does not need,
-and `awf runs` with no options but `--json` is answered without the option parser, whose import
-alone costs more than the listing of an empty run root."""
+and `awf runs` with no options but `--json`, `--cwd` and `--run-root` is answered without the
+option parser, whose import alone costs more than the listing of an empty run root."""
 
 from __future__ import annotations
 
@@ -46,25 +46,45 @@ def show_cursor() -> None:
             continue
 
 
-def _plain_runs(words: list[str]) -> tuple[str | None, bool] | None:
-    """`awf runs [--json] [WORKFLOW[/ID]]`'s target and --json, or None for anything else (other
-    options, help, a second argument), which the option parser answers as usual."""
+# The options `awf runs` takes a folder with, as `--cwd DIR` or `--cwd=DIR`.
+_FOLDERS = ("--cwd", "--run-root")
+
+
+def _plain_runs(words: list[str]) -> tuple[str | None, bool, dict[str, str]] | None:
+    """`awf runs [--json] [--cwd DIR] [--run-root DIR] [WORKFLOW[/ID]]`: its target, --json and
+    folders; None for anything else (another option, help, a second argument, an option given
+    twice), which the option parser answers as usual."""
     if words[:1] != ["runs"]:
         return None
-    rest = words[1:]
-    json_out = "--json" in rest
-    targets = [word for word in rest if word != "--json"]
-    if len(targets) > 1 or len(rest) - len(targets) > 1 or any(word.startswith("-") for word in targets):
-        return None
-    return (targets[0] if targets else None), json_out
+    target: str | None = None
+    json_out = False
+    folders: dict[str, str] = {}
+    rest = iter(words[1:])
+    for word in rest:
+        name, equals, value = word.partition("=")
+        if word == "--json" and not json_out:
+            json_out = True
+        elif name in _FOLDERS and name not in folders:
+            given = value if equals else next(rest, None)
+            if given is None or given.startswith("-"):
+                return None
+            folders[name] = given
+        elif word.startswith("-") or target is not None:
+            return None
+        else:
+            target = word
+    return target, json_out, folders
 
 
-def _runs(target: str | None, json_out: bool) -> int:
+def _runs(target: str | None, json_out: bool, folders: dict[str, str]) -> int:
+    from pathlib import Path
+
     from .errors import ExitCode, handled, report
     from .runs_command import runs_command
 
+    cwd, run_root = (Path(folders[name]) if name in folders else None for name in _FOLDERS)
     try:
-        return runs_command(target=target, statuses=None, json_out=json_out, cwd=None, run_root=None)
+        return runs_command(target=target, statuses=None, json_out=json_out, cwd=cwd, run_root=run_root)
     except handled() as problem:
         return report(problem, json_out=json_out)
     except KeyboardInterrupt:
