@@ -25,7 +25,8 @@ def run_on_ray(request: RunRequest, *, address: str | None, resources: str | Non
         asked = json.dumps(placed.resources) if placed.resources else "a node"
         output.error_line(f"queued {name} on Ray: it waits for {asked}; follow it with: {follow}")
     else:
-        node = started.get("placed", {"on": "ray"}).get("node") or "?"
+        on = started.get("placed")
+        node = (on.get("node") if on else None) or "?"
         output.error_line(
             f"placed {name}: attempt {started['attempt']} runs on node {node[:12]} ({started.get('host', '?')}); "
             f"follow it with: {follow}"

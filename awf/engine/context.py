@@ -489,7 +489,7 @@ class Context:
                 started=None,
                 origin="provided" if decision.how == "provided" else "skipped",
             )
-            if decision.how == "skipped" and record is not None and isinstance(record.get("attempt"), int):
+            if decision.how == "skipped" and record is not None:
                 provided["value_of"] = record["attempt"]
             folder.write_stage_record(state.paths, provided)
             record = {**provided}

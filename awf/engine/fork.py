@@ -17,7 +17,7 @@ from typing import cast
 from ..record import entries, file_kinds, folder, trace_ids
 from ..record.clock import now_iso
 from ..record.errors import RecordError
-from ..record.file_kinds import StageRecord
+from ..record.file_kinds import StageRecord, StageRecords
 from ..record.layout import RunPaths
 from ..record.names import id_problem, stage_name_problem
 from .errors import Refusal
@@ -63,9 +63,7 @@ def fork(source: RunPaths, *, new_id: str | None, from_stage: str | None) -> For
     return Forked(paths, source, from_stage, [r["stage"] for r in marked], file, worktree)
 
 
-def _records_before(
-    source: RunPaths, records: dict[str, StageRecord | RecordError], from_stage: str | None
-) -> list[StageRecord]:
+def _records_before(source: RunPaths, records: StageRecords, from_stage: str | None) -> list[StageRecord]:
     """The succeeded records recorded before `from_stage` (all of them when None), in the order
     the source recorded them; Refusal for a stage it has no record of, or an unreadable record
     among them."""

@@ -216,7 +216,7 @@ def _placement_state(paths: RunPaths, token: str) -> tuple[str, entries.Unqueued
             continue
         elif entry["kind"] == "unqueued" and entry.get("token") == token:
             return "withdrawn", entry
-        elif entry["kind"] == "attempt-start" and entry.get("placed", {"on": "ray"}).get("token") == token:
+        elif entry["kind"] == "attempt-start" and (placed := entry.get("placed")) and placed.get("token") == token:
             return "started", entry
     return "queued", None
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..record.errors import RecordError
-from ..record.file_kinds import StageRecord
+from ..record.file_kinds import StageRecord, StageRecords
 from .schema import Schema
 from .workflow import version_key
 
@@ -83,7 +83,7 @@ class RedoMark:
 class StagePlan:
     """What this attempt does with each stage it enters."""
 
-    records: dict[str, StageRecord | RecordError]
+    records: StageRecords
     code_version: str | None = None
     from_stage: str | None = None
     values: dict[str, Any] = field(default_factory=dict)

@@ -20,8 +20,7 @@ from typing import Any, cast
 from ..record import entries, file_kinds, folder
 from ..record.clock import now_iso
 from ..record.errors import RecordError
-from ..record.file_kinds import StageRecord
-from ..record.folder import StageRecords
+from ..record.file_kinds import StageRecord, StageRecords
 from ..record.layout import RunPaths
 from ..record.names import stage_name_problem
 from .claim import claim_continue

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..record import folder
-from ..record.folder import StageRecords
+from ..record.file_kinds import StageRecords
 from ..record.layout import RunPaths
 from . import attempt_agents, attempt_outcome
 from . import from_stage as from_stage_rules

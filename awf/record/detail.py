@@ -14,7 +14,7 @@ from .clock import age, iso
 from .costs import CostSum, TurnCost, TurnCosts, add_up, breakdown
 from .entries import Entry, StatusLine
 from .errors import RecordError
-from .file_kinds import RetryFields, StageRecord, WaitFields
+from .file_kinds import RetryFields, StageRecord, StageRecords, WaitFields
 from .folder import Attempt, History, read_history, read_json_file, read_stage_records, refuse_links
 from .layout import RUNS_DIR, RunPaths, working_folder
 from .log import read_lines
@@ -39,7 +39,7 @@ class RunDetail:
 
     paths: RunPaths
     history: History
-    stages: dict[str, StageRecord | RecordError]
+    stages: StageRecords
     turn_costs: list[TurnCost] = field(default_factory=list)
     moved: float = 0.0
     go_on: str | None = None

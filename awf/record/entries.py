@@ -77,9 +77,8 @@ class RunFields(TypedDict):
     file: NotRequired[str]  # the workflow's file
     workflow_version: NotRequired[str | None]
     args: NotRequired[Args]  # given whole by a caller in Python, who did not call prepare
-    events: NotRequired[
-        dict[str, JsonSchema | None]
-    ]  # the events the workflow declares, with their schemas (None: any)
+    # The events the workflow declares, each with the schema of its data (None: any data).
+    events: NotRequired[dict[str, JsonSchema | None]]
     forked_from: NotRequired[ForkedFromFields]  # made by awf fork of another run
     trace_id: NotRequired[str]  # the OpenTelemetry trace of every attempt (record/trace_ids.py)
     trace_parent: NotRequired[str]  # the TRACEPARENT it was made under: its first attempt's parent

@@ -10,6 +10,7 @@ not by awf, and have a schema but no constructor.
 
 from typing import Any, Literal, NotRequired, TypedDict, Unpack
 
+from .errors import RecordError
 from .schemas import FORMAT_VERSION, JsonSchema
 
 
@@ -72,6 +73,10 @@ class StageRecordFields(TypedDict):
 
 class StageRecord(_Version, StageRecordFields):
     """stages/{stage}.json: the current record of one stage, what a continue reuses."""
+
+
+# The current record of each stage by name, or the error that keeps it from being read.
+StageRecords = dict[str, StageRecord | RecordError]
 
 
 def stage_record(**fields: Unpack[StageRecordFields]) -> StageRecord:

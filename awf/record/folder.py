@@ -24,7 +24,7 @@ from typing import Any, BinaryIO, cast
 
 from . import entries, file_kinds
 from .errors import RecordError
-from .file_kinds import StageRecord
+from .file_kinds import StageRecord, StageRecords
 from .files import (
     ensure_dir,
     fsync_dir,
@@ -581,10 +581,6 @@ def remove_pid(paths: RunPaths) -> None:
         paths.pid.unlink()
     except OSError:
         pass  # gone already; or left, to be removed by the next attempt
-
-
-# The current record of each stage by name, or the error that keeps it from being read.
-StageRecords = dict[str, StageRecord | RecordError]
 
 
 def read_stage_records(paths: RunPaths) -> StageRecords:
