@@ -82,8 +82,10 @@ class Project:
         return self.path / ".awf" / "runs" / workflow / run_id
 
     def log(self, workflow: str, run_id: str) -> list[dict[str, Any]]:
-        lines = (self.run_dir(workflow, run_id) / "run.jsonl").read_text().splitlines()
-        return [json.loads(line) for line in lines if line.strip()]
+        """The log's lines; a last line still being appended (no newline yet) is not one yet."""
+        text = (self.run_dir(workflow, run_id) / "run.jsonl").read_text()
+        whole = text[: text.rfind("\n") + 1]
+        return [json.loads(line) for line in whole.splitlines() if line.strip()]
 
     def stage(self, workflow: str, run_id: str, stage: str) -> dict[str, Any] | None:
         path = self.run_dir(workflow, run_id) / "stages" / f"{stage}.json"

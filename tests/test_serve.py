@@ -264,8 +264,16 @@ def test_serve_whose_run_root_is_removed_and_made_again_stops_saying_why(project
     try:
         serve.wait_for("asleep until")
         root = project.path / ".awf" / "runs"
-        shutil.rmtree(root)
-        root.mkdir()
+        # Emptied, then replaced by a new folder in one rename: serve never finds it missing, only
+        # another folder in its place.
+        for child in root.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+        fresh = project.path / ".awf" / "runs-made-again"
+        fresh.mkdir()
+        os.rename(fresh, root)
         code = serve.process.wait(timeout=30)
     finally:
         if serve.process.poll() is None:
