@@ -239,40 +239,10 @@ def run(
 
     The workflow's own arguments go after --.
     """
+    options = locals()  # each option by its name, which run_command's parameters share (cli/plain.py)
     from .run_command import run_command
 
-    return run_command(
-        file=file,
-        run_id=run_id,
-        resume=resume,
-        from_stage=from_stage,
-        to_stage=to_stage,
-        only_stage=only_stage,
-        skip_stages=skip_stage or [],
-        values=values,
-        timeout=timeout,
-        max_cost=max_cost,
-        cwd=cwd,
-        sandbox=sandbox,
-        run_root=run_root,
-        worktree=worktree,
-        base=base,
-        share_folder=share_folder,
-        json_out=json_out,
-        argv=_passthrough,
-        preview=preview,
-        color=not no_color,
-        end_leftovers=end_leftovers,
-        ignore_leftovers=ignore_leftovers,
-        on=on,
-        ray_address=ray_address,
-        ray_resources=ray_resources,
-        wait=wait,
-        check=not no_check,
-        queue=queue,
-        priority=priority,
-        max_agents=max_agents,
-    )
+    return run_command(**options, argv=_passthrough)
 
 
 @app.command()
@@ -315,7 +285,7 @@ def runs(
     """
     from .runs_command import runs_command
 
-    return runs_command(target=target, statuses=status, json_out=json_out, cwd=cwd, run_root=run_root)
+    return runs_command(target=target, status=status, json_out=json_out, cwd=cwd, run_root=run_root)
 
 
 @app.command()

@@ -58,12 +58,8 @@ def fork_command(  # noqa: PLR0913 — a command's function takes its options on
         resume=True,
         from_stage=from_stage if values is not None else None,
         values=values,
-        timeout=None,
-        cwd=None,
         run_root=root,
-        json_out=False,
-        argv=None,
-        color=color,
+        no_color=not color,
     )
 
 

@@ -20,39 +20,41 @@ from ..view.live import choose_view
 from . import output
 
 
-def run_command(  # noqa: PLR0913 — a command's function takes its options one by one, as app.py hands them over
+def run_command(  # noqa: PLR0913 — the command's options, each by the name it has in cli/app.py
     *,
     file: str,
-    run_id: str | None,
-    resume: bool,
-    from_stage: str | None,
-    values: Path | None,
-    timeout: str | None,
-    cwd: Path | None,
+    run_id: str | None = None,
+    resume: bool = False,
+    from_stage: str | None = None,
+    to_stage: str | None = None,
+    only_stage: str | None = None,
+    skip_stage: list[str] | None = None,
+    values: Path | None = None,
+    timeout: str | None = None,
     max_cost: str | None = None,
-    run_root: Path | None,
-    json_out: bool,
-    argv: list[str] | None,
-    preview: bool = False,
-    color: bool = True,
+    cwd: Path | None = None,
     sandbox: str | None = None,
+    run_root: Path | None = None,
     worktree: bool = False,
     base: str | None = None,
     share_folder: bool = False,
+    json_out: bool = False,
+    no_color: bool = False,
+    preview: bool = False,
     end_leftovers: bool = False,
     ignore_leftovers: bool = False,
     on: str | None = None,
     ray_address: str | None = None,
     ray_resources: str | None = None,
     wait: bool = False,
-    check: bool = True,
+    no_check: bool = False,
     queue: bool = False,
     priority: int | None = None,
     max_agents: str | None = None,
-    to_stage: str | None = None,
-    only_stage: str | None = None,
-    skip_stages: list[str] | None = None,
+    argv: list[str] | None = None,
 ) -> int:
+    """`awf run FILE [options] [-- args]`, its options as typer or cli/plain.py read them."""
+    skip_stages = list(dict.fromkeys(skip_stage or []))
     if end_leftovers and ignore_leftovers:
         raise Refusal("--end-leftovers and --ignore-leftovers contradict each other: give one")
     from_stage, to_stage = _stage_bounds(only_stage, from_stage, to_stage)
@@ -65,7 +67,7 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
         argv=argv,
         from_stage=from_stage,
         to_stage=to_stage,
-        skip_stages=list(dict.fromkeys(skip_stages or [])),
+        skip_stages=skip_stages,
         values_file=values,
         preview=preview,
         sandbox=sandbox,
@@ -83,7 +85,7 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
         )
     _check_placement(on, ray_address, ray_resources, wait)
     _check_queue(queue, priority, on=on, preview=preview)
-    if check:
+    if not no_check:
         from .check_command import warnings_of
 
         request.warnings = warnings_of(file)
@@ -94,10 +96,10 @@ def run_command(  # noqa: PLR0913 — a command's function takes its options one
     if queue:
         return _queue(request, priority or 0, json_out)
     if preview:
-        ending = run_attempt(request, choose_view(color))
+        ending = run_attempt(request, choose_view(not no_color))
     else:
         # Traces and metrics when the OTEL_* variables ask; sent once the attempt has ended, whatever ended it.
-        reporter, finish = telemetry.observed(choose_view(color), os.environ)
+        reporter, finish = telemetry.observed(choose_view(not no_color), os.environ)
         try:
             ending = run_attempt(request, reporter)
             if isinstance(ending, AttemptEnd):

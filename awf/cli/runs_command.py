@@ -15,10 +15,15 @@ from .run_target import TargetError, Where, find_run, split_name
 
 
 def runs_command(
-    *, target: str | None, statuses: list[str] | None, json_out: bool, cwd: Path | None, run_root: Path | None
+    *,
+    target: str | None = None,
+    status: list[str] | None = None,
+    json_out: bool = False,
+    cwd: Path | None = None,
+    run_root: Path | None = None,
 ) -> int:
     where = Where.of(cwd, run_root)
-    wanted = _statuses(statuses)
+    wanted = _statuses(status)
     workflow, run_id = split_name(target) if target else (None, None)
     if run_id is not None:
         if wanted:
