@@ -26,6 +26,15 @@ def wait_gone(pid: int, timeout: float = 10) -> bool:
     return False
 
 
+def until_found(find, timeout: float = 20):
+    """What `find` returns once it returns something."""
+    until = time.monotonic() + timeout
+    while not (found := find()):
+        assert time.monotonic() < until, "never found"
+        time.sleep(0.05)
+    return found
+
+
 def recorded_agent(project: Project, workflow: str, run_id: str, program: int) -> int:
     """The process awf recorded for the agent whose program is `program`: with no sandbox, the
     reaper the program runs under, which holds it and whatever it starts."""
@@ -178,6 +187,10 @@ def test_awf_wake_never_continues_a_run_over_an_agent_its_crashed_attempt_left(p
         os.killpg(agent, signal.SIGKILL)
         assert wait_gone(agent) and wait_gone(child)
         assert project.awf("wake").stdout.startswith("woke later/w")
+        # The woken attempt runs its agent again, which lingers: end it, and with it that agent.
+        woken = until_found(lambda: [e["pid"] for e in project.log("later", "w") if e["kind"] == "attempt-start"][1:])
+        os.kill(woken[0], signal.SIGTERM)
+        assert wait_gone(woken[0], timeout=30)
     finally:
         for pid in (agent, child):
             try:
