@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import (
+    against,
     agent_start,
     big_logs,
     cluster,
@@ -44,6 +45,7 @@ def families() -> list[tuple[str, Family]]:
         ("serve", serving.figures),
         ("queue", queueing.figures),
         ("cluster", cluster.figures),
+        ("before/after", against.figures),
     ]
 
 
@@ -64,8 +66,14 @@ def reading_figures(session: Session) -> list[Figure]:
     return found
 
 
-def run(config: Config, work: Path, say: Callable[[str], None], only: list[str] | None = None) -> list[Figure]:
-    session = Session(config, work)
+def run(
+    config: Config,
+    work: Path,
+    say: Callable[[str], None],
+    only: list[str] | None = None,
+    against: list[str] | None = None,
+) -> list[Figure]:
+    session = Session(config, work, against)
     say("warming up")
     session.warm_up()
     figures: list[Figure] = []
@@ -97,7 +105,15 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FAMILY",
         help="measure this family alone (again for more): " + ", ".join(name for name, _ in families()),
     )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="AWF",
+        help="another awf's console script (an older install's bin/awf): its figures beside this awf's",
+    )
     args = parser.parse_args(argv)
+    if args.against is not None and not args.against.is_file():
+        parser.error(f"--against {args.against}: no such file; give the other installation's bin/awf")
     config = Config.tiny() if args.tiny else Config.quick() if args.quick else Config.full()
     parent = args.dir
     if parent is not None:
@@ -108,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: {text}", file=sys.stderr, flush=True)
 
     try:
-        figures = run(config, work, say, args.only)
+        other = [str(args.against.absolute())] if args.against is not None else None
+        figures = run(config, work, say, args.only, other)
         mode = "tiny" if args.tiny else "quick" if args.quick else "full"
         print("\n".join([f"awf benchmarks ({mode} pass)", *machine.describe(work), ""]))
         print(render(figures))

@@ -131,13 +131,15 @@ def render(figures: Sequence[Figure]) -> str:
 
 @dataclass
 class Timed:
-    """One command, run to its end: wall time, the peak resident memory of it and its children."""
+    """One command, run to its end: wall time, the peak resident memory of it and its children,
+    and the CPU time (user and system) they spent."""
 
     seconds: float
     peak_rss: int
     code: int
     stdout: str
     stderr: str
+    cpu: float = 0.0
 
 
 def settle() -> None:
@@ -186,6 +188,7 @@ def run_timed(
         process.returncode,
         captured.get("out", b"").decode(errors="replace"),
         captured.get("err", b"").decode(errors="replace"),
+        usage.ru_utime + usage.ru_stime,
     )
     if timed.code not in tuple(expect):
         tail = "\n".join(timed.stderr.strip().splitlines()[-5:])

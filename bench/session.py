@@ -99,7 +99,7 @@ def awf_command() -> list[str]:
 class Session:
     """The scratch folder of one benchmark run and what its families share."""
 
-    def __init__(self, config: Config, work: Path) -> None:
+    def __init__(self, config: Config, work: Path, against: list[str] | None = None) -> None:
         self.config = config
         self.work = work
         self.project = work / "project"
@@ -107,6 +107,7 @@ class Session:
         self.workflow_file = self.project / "stages.py"
         self.workflow_file.write_text(STAGES_FILE)
         self.awf = awf_command()
+        self.against = against  # another awf to set this one beside (bench/against.py), or None
         self.env = {**os.environ, "NO_COLOR": "1"}
         for name in ("BENCH_STOP_AT", "PYTHONDONTWRITEBYTECODE"):  # compiled code is cached, as for a user
             self.env.pop(name, None)
@@ -126,13 +127,21 @@ class Session:
         return path
 
     def awf_run(
-        self, size: int, root: Path, *, run_id: str = "r", stop_at: int | None = None, resume: bool = False
+        self,
+        size: int,
+        root: Path,
+        *,
+        run_id: str = "r",
+        stop_at: int | None = None,
+        resume: bool = False,
+        awf: list[str] | None = None,
     ) -> Timed:
-        """`awf run` of the generated workflow: a new run of `size` stages, or a continue of one."""
+        """`awf run` of the generated workflow: a new run of `size` stages, or a continue of one;
+        by `awf`, another installation's command, when given."""
         env = dict(self.env)
         if stop_at is not None:
             env["BENCH_STOP_AT"] = str(stop_at)
-        command = [*self.awf, "run", str(self.workflow_file), "--id", run_id, "--run-root", str(root)]
+        command = [*(awf or self.awf), "run", str(self.workflow_file), "--id", run_id, "--run-root", str(root)]
         if resume:
             command.append("--continue")
         else:

@@ -74,3 +74,38 @@ def test_the_table_shows_medians_ratios_and_goals() -> None:
     assert "2.50×" in table and "≤ 1.5× ✗ missed" in table
     assert "50.0 MB" in table and "< 60 MB ✓" in table
     assert "skipped: not installed" in table
+
+
+def test_before_and_after_sets_each_figure_beside_the_other_awfs(tmp_path: Path) -> None:
+    other = Path(sys.executable).with_name("awf")  # this awf again, as another installation would be
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "--tiny",
+            "--dir",
+            str(tmp_path),
+            "--only",
+            "before/after",
+            "--against",
+            str(other),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [
+        [cell.strip() for cell in line.split("|")[1:-1]] for line in done.stdout.splitlines() if "before/after" in line
+    ]
+    assert len(rows) == 10 and not [row for row in rows if "error:" in row[2]], done.stdout
+    assert all(row[5].endswith("×") and row[6] == "before" for row in rows if "this awf" in row[1]), rows
+    missing = subprocess.run(
+        [sys.executable, "-m", "bench", "--tiny", "--against", str(tmp_path / "nowhere")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert missing.returncode == 2 and "no such file" in missing.stderr
