@@ -25,8 +25,9 @@ from typing import Any, Literal, cast
 from .record.entries import Entry
 from .record.errors import RecordError
 from .record.file_kinds import RetryFields, WaitFields
-from .record.layout import RunPaths, run_root_for
+from .record.layout import RunPaths
 from .record.names import id_problem
+from .record.roots import run_root_for
 
 __all__ = [
     "Attempt",

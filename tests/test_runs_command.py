@@ -311,3 +311,28 @@ def test_runs_without_the_option_parser_answers_as_the_parser_does_and_imports_n
         )
         assert timed.returncode in (0, 3), timed.stderr
         assert not [line for line in timed.stderr.splitlines() if line.rstrip().endswith(("typer", "click"))], words
+
+
+def test_a_root_without_runs_is_answered_before_the_readers_are_imported(project: Project, tmp_path):
+    root = tmp_path / "root"
+    for made in (None, root, root / ".cache"):  # none yet, an empty one, one with only its kept summaries
+        if made is not None:
+            made.mkdir()
+        listed = project.awf("runs", "--run-root", str(root))
+        assert (listed.code, listed.stdout, listed.stderr) == (0, "", f"no runs under {root}\n")
+        as_json = project.awf("runs", "--json", "--run-root", str(root))
+        assert as_json.code == 0 and as_json.out == {"version": 1, "root": str(root), "runs": [], "problems": []}
+        timed = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "awf", "runs", "--run-root", str(root)],
+            capture_output=True,
+            text=True,
+        )
+        imported = {line.split("|")[-1].strip() for line in timed.stderr.splitlines() if "|" in line}
+        assert timed.returncode == 0 and "awf.record.roots" in imported
+        assert not imported & {"awf.record.summary", "awf.record.layout", "dataclasses", "typer"}, made
+    write_steps(project)
+    assert run(project, "done", "complete").code == 0
+    of_another = project.awf("runs", "nothing-here")
+    assert (of_another.code, of_another.stdout) == (0, "") and "no runs of nothing-here under" in of_another.stderr
+    bad = project.awf("runs", "--status", "lost", "--run-root", str(root))
+    assert bad.code == 2 and "--status lost: a run's status is one of queued, running" in bad.stderr

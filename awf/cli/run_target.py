@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
-from ..record.layout import RunPaths, root_problem, run_root_for
 from ..record.names import id_problem
+from ..record.roots import root_problem, run_root_for
 from .errors import CommandError, Problem
+
+if TYPE_CHECKING:
+    from ..record.layout import RunPaths
 
 
 class TargetError(CommandError):
@@ -18,8 +21,7 @@ class TargetError(CommandError):
         super().__init__(message, problem)
 
 
-@dataclass(frozen=True)
-class Where:
+class Where(NamedTuple):
     """The folder a read command looks in."""
 
     root: Path
@@ -55,6 +57,8 @@ def find_run(text: str, where: Where) -> RunPaths:
     workflow, run_id = split_name(text)
     if run_id is None:
         raise TargetError(f"{text!r} names a workflow, not a run: name a run as WORKFLOW/ID", Problem.USAGE)
+    from ..record.layout import RunPaths
+
     paths = RunPaths(where.root, workflow, run_id)
     if (os.path.lexists(paths.log) and not paths.log.is_file()) or paths.log.is_symlink():
         raise TargetError(f"{paths.log}: cannot be read: it is not a plain file", Problem.UNREADABLE)

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..record.errors import RecordError
-from ..record.layout import RunPaths
-from ..record.summary import STATUSES, RunSummary, run_folders
-from ..record.summary_cache import SummaryCache
+from ..record.roots import workflow_names
 from . import output
 from .errors import ExitCode, Problem
 from .run_target import TargetError, Where, find_run, split_name
+
+if TYPE_CHECKING:
+    from ..agents.leftovers import LeftRunning
+    from ..record.layout import RunPaths
+    from ..record.summary import RunSummary
 
 
 def runs_command(
@@ -33,6 +37,10 @@ def runs_command(
 
 
 def _statuses(given: list[str] | None) -> set[str]:
+    if not given:
+        return set()
+    from ..record.summary import STATUSES
+
     wanted = {word.strip() for item in given or [] for word in item.split(",") if word.strip()}
     unknown = sorted(wanted - set(STATUSES))
     if unknown:
@@ -43,30 +51,10 @@ def _statuses(given: list[str] | None) -> set[str]:
 
 
 def _listing(where: Where, workflow: str | None, wanted: set[str], json_out: bool) -> int:
-    runs: list[RunSummary] = []
-    problems: list[RecordError] = []
-    kept = SummaryCache(where.root)
-    for paths in run_folders(where.root, workflow):
-        try:
-            summary = kept.summary(paths)
-        except RecordError as problem:
-            problems.append(problem)
-            continue
-        if summary is not None and (not wanted or summary.status in wanted):
-            runs.append(summary)
-    kept.save(whole=workflow is None)
-    # Newest first; runs made in one millisecond by name, never in the order the folder lists them.
-    runs.sort(key=lambda run: (run.workflow, run.id))
-    runs.sort(key=lambda run: run.started or "", reverse=True)
-    if any(run.status == "queued" for run in runs):
-        _places(where.root, runs)
-    from ..agents.leftovers import left_by_crashes
-
-    left = {
-        run.dir: left_by_crashes(RunPaths(where.root, run.workflow, run.id).log)
-        for run in runs
-        if run.status == "interrupted"
-    }
+    names = workflow_names(where.root)
+    # A root with no runs is answered before the code that reads them is imported.
+    runs, problems = _summaries(where.root, workflow, wanted) if names and workflow in (None, *names) else ([], [])
+    left = _left_running(where.root, runs)
     if json_out:
         output.result(
             json.dumps(
@@ -95,6 +83,43 @@ def _listing(where: Where, workflow: str | None, wanted: set[str], json_out: boo
     for unreadable in problems:
         output.error(f"a run's record cannot be read: {unreadable}")
     return Problem.UNREADABLE.code if problems else ExitCode.OK
+
+
+def _summaries(root: Path, workflow: str | None, wanted: set[str]) -> tuple[list[RunSummary], list[RecordError]]:
+    """The runs under `root` (of `workflow`, in a wanted status), newest first, and the records
+    that cannot be read."""
+    from ..record.summary import run_folders
+    from ..record.summary_cache import SummaryCache
+
+    runs: list[RunSummary] = []
+    problems: list[RecordError] = []
+    kept = SummaryCache(root)
+    for paths in run_folders(root, workflow):
+        try:
+            summary = kept.summary(paths)
+        except RecordError as problem:
+            problems.append(problem)
+            continue
+        if summary is not None and (not wanted or summary.status in wanted):
+            runs.append(summary)
+    kept.save(whole=workflow is None)
+    # Newest first; runs made in one millisecond by name, never in the order the folder lists them.
+    runs.sort(key=lambda run: (run.workflow, run.id))
+    runs.sort(key=lambda run: run.started or "", reverse=True)
+    if any(run.status == "queued" for run in runs):
+        _places(root, runs)
+    return runs, problems
+
+
+def _left_running(root: Path, runs: list[RunSummary]) -> dict[Path, list[LeftRunning]]:
+    """The agents each interrupted run's crashed attempt left running, by the run's folder."""
+    crashed = [run for run in runs if run.status == "interrupted"]
+    if not crashed:
+        return {}
+    from ..agents.leftovers import left_by_crashes
+    from ..record.layout import RunPaths
+
+    return {run.dir: left_by_crashes(RunPaths(root, run.workflow, run.id).log) for run in crashed}
 
 
 def _places(root: Path, runs: list[RunSummary]) -> None:

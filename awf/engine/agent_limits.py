@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from pathlib import Path
 
 from .errors import Refusal
@@ -43,12 +42,18 @@ def resolve(given: str | None, root: Path) -> dict[str, int]:
 def from_config(path: Path) -> dict[str, int]:
     """`[agents] max = {claude = 2}` of an awf.toml; no limits when there is no such file."""
     try:
-        with path.open("rb") as file:
-            config = tomllib.load(file)
+        file = path.open("rb")
     except FileNotFoundError:
         return {}
-    except (OSError, tomllib.TOMLDecodeError) as error:
+    except OSError as error:
         raise Refusal(f"{path} cannot be read as TOML ({error}); fix it, or remove it") from None
+    import tomllib  # a root without an awf.toml, the most of them, never pays for the parser
+
+    with file:
+        try:
+            config = tomllib.load(file)
+        except (OSError, tomllib.TOMLDecodeError) as error:
+            raise Refusal(f"{path} cannot be read as TOML ({error}); fix it, or remove it") from None
     agents = config.get("agents", {})
     limits = agents.get("max", {}) if isinstance(agents, dict) else None
     where = f"{path}: [agents] max"

@@ -18,8 +18,8 @@ from ..record import entries, folder
 from ..record.clock import iso
 from ..record.errors import RecordWriteError
 from ..record.folder_lock import FolderLock
-from ..record.layout import root_problem, run_root_for
 from ..record.liveness import process_start
+from ..record.roots import root_problem, run_root_for
 from . import agent_limits, attempt_agents, attempt_folder, attempt_outcome, budget
 from . import from_stage as from_stage_rules
 from .claim import Claimed, Identity, claim_continue, claim_unstarted, create, new_identity, working_folder

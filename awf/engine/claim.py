@@ -18,8 +18,9 @@ from ..record.entries import Args
 from ..record.errors import RecordError, RecordWriteError
 from ..record.file_kinds import StageRecord
 from ..record.inbox import read_events
-from ..record.layout import RunPaths, WorkingFolder, run_root_for
+from ..record.layout import RunPaths, WorkingFolder
 from ..record.names import id_problem
+from ..record.roots import run_root_for
 from . import attempt_outcome, attempt_sandbox
 from .durations import format_duration
 from .errors import Refusal

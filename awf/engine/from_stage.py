@@ -9,7 +9,6 @@ the one that just missed.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +32,8 @@ def _unique(names: Iterable[str]) -> list[str]:
 
 
 def _near(from_stage: str, names: list[str]) -> str | None:
+    import difflib  # only a stage name that matches none is looked up
+
     found = difflib.get_close_matches(from_stage, names, n=1, cutoff=0.6)
     return found[0] if found else None
 

@@ -19,10 +19,11 @@ from pathlib import Path
 
 from ..record import entries, file_kinds, folder
 from ..record.files import write_json
-from ..record.layout import RunPaths, run_root_for
+from ..record.layout import RunPaths
 from ..record.liveness import process_start
 from ..record.locks import holding
 from ..record.queue import Interrupted, Queue, Reads, Waiting, interrupted_of, read_queue, waiting_of
+from ..record.roots import run_root_for
 from . import agent_limits
 from .continue_command import continue_words
 from .errors import Refusal

@@ -16,9 +16,10 @@ from .entries import Entry, StatusLine
 from .errors import RecordError
 from .file_kinds import RetryFields, StageRecord, StageRecords, WaitFields
 from .folder import Attempt, History, read_history, read_json_file, read_stage_records, refuse_links
-from .layout import RUNS_DIR, RunPaths, working_folder
+from .layout import RunPaths, working_folder
 from .log import read_lines
 from .redo import stale_stages
+from .roots import RUNS_DIR
 from .summary import WfStatus, wf_status
 
 

@@ -10,18 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .files import ensure_dir, write_atomic
-
-RUNS_DIR = Path(".awf") / "runs"
-
-
-def run_root_for(cwd: Path, run_root: Path | None) -> Path:
-    """The folder that holds the runs: `--run-root`, or `.awf/runs` under the run's cwd."""
-    return (run_root if run_root is not None else cwd / RUNS_DIR).absolute()
-
-
-def home_of(root: Path) -> Path | None:
-    """The folder a run root belongs to, the one holding its `.awf`; None for a --run-root of another shape."""
-    return root.parent.parent if root.parts[-2:] == RUNS_DIR.parts else None
+from .roots import RUNS_DIR, home_of
 
 
 def relative_cwd(cwd: Path, root: Path) -> str | None:
@@ -86,20 +75,6 @@ def _same_folder(one: Path, other: Path) -> bool:
         return os.path.samefile(one, other)  # one folder by two paths: a link, a bind mount
     except OSError:
         return False  # one of them is gone
-
-
-def root_problem(root: Path, given: bool) -> str | None:
-    """What is wrong with a run root that is a file, or lies under one; None when it can be one.
-
-    `given`: the root came from --run-root, so the message names the flag.
-    """
-    where = "--run-root" if given else "the run root"
-    for folder in (root, *root.parents):
-        if folder.exists():
-            if folder.is_dir():
-                return None
-            return f"{where} {root}: {folder} is a file, not a folder; give a folder for the runs"
-    return None
 
 
 def prepare_root(root: Path) -> None:

@@ -29,6 +29,7 @@ from .files import is_temp_name
 from .layout import RunPaths
 from .liveness import is_alive
 from .log import kind_of, lines_of, open_log, raw_lines, unreadable
+from .roots import workflow_names
 from .schemas import check
 
 # The kinds of line a summary reads.
@@ -124,15 +125,7 @@ def wf_status(entry: Mapping[str, Any]) -> WfStatus:
 
 def run_folders(root: Path, workflow: str | None = None) -> Iterator[RunPaths]:
     """The folders under `root` that hold a run's log, without reading any of them."""
-    try:
-        workflows = (
-            [workflow]
-            if workflow is not None
-            else sorted(entry.name for entry in os.scandir(root) if entry.is_dir() and not entry.name.startswith("."))
-        )
-    except FileNotFoundError:
-        return
-    for name in workflows:
+    for name in [workflow] if workflow is not None else workflow_names(root):
         try:
             # A run being made is a temp folder until its first line is durable: not a run yet.
             ids = sorted(

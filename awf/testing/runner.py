@@ -24,8 +24,9 @@ from ..record import entries
 from ..record.entries import Args
 from ..record.errors import RecordError
 from ..record.files import write_json
-from ..record.layout import RunPaths, run_root_for
+from ..record.layout import RunPaths
 from ..record.names import id_problem
+from ..record.roots import run_root_for
 from . import scratch as scratch_folders
 from .earlier import as_json, earlier_records, write_earlier
 from .harness import ScriptedHarness, Watch, watch_stalls
