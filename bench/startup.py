@@ -15,6 +15,11 @@ FAMILY = "start-up"
 WITHIN_4X = Goal("≤ 4× python -c pass", ratio=4.0)
 
 
+# The standard library an attempt cannot start without: its workflow is a coroutine on asyncio,
+# and its record is JSON in files. No attempt of any tool built on these starts faster.
+FLOOR = "import asyncio, json, pathlib, dataclasses"
+
+
 def has_runs_command(session: Session) -> bool:
     return (
         run_timed([*session.awf, "runs", "--help"], cwd=session.project, env=session.env, expect=range(256)).code == 0
@@ -30,6 +35,7 @@ def startup_runs(session: Session) -> dict[str, Series]:
         contenders = {
             "pass": lambda: run_timed([python, "-c", "pass"], cwd=session.project, env=session.env),
             "import": lambda: run_timed([python, "-c", "import awf"], cwd=session.project, env=session.env),
+            "floor": lambda: run_timed([python, "-c", FLOOR], cwd=session.project, env=session.env),
             "version": session.awf_version,
         }
         if has_runs_command(session):
@@ -62,5 +68,14 @@ def figures(session: Session) -> list[Figure]:
         filled(
             Figure("startup.import", FAMILY, 'python -c "import awf"', baseline="startup.pass"),
             seconds(samples["import"]),
+        ),
+        filled(
+            Figure(
+                "startup.floor",
+                FAMILY,
+                f'python -c "{FLOOR}": what an attempt imports before any of awf',
+                baseline="startup.pass",
+            ),
+            seconds(samples["floor"]),
         ),
     ]

@@ -16,7 +16,7 @@ from ..engine.request import RunRequest
 from ..engine.start_point import Preview
 from ..record.files import json_lines_text
 from ..view import telemetry
-from ..view.live import choose_view
+from ..view.choose import choose_view
 from . import output
 
 

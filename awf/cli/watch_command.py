@@ -17,8 +17,8 @@ INTERRUPTED_EXIT = 1
 
 
 def watch_command(*, target: str, color: bool, cwd: Path | None, run_root: Path | None) -> int:
+    from ..view.choose import choose_view
     from ..view.follow import GONE, Follower
-    from ..view.live import choose_view
     from ..view.replay import Replay
 
     where = Where.of(cwd, run_root)

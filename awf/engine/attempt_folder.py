@@ -4,6 +4,7 @@ run's worktree, there as the attempt starts."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..record import folder_lock
 from ..record.entries import RunLine
@@ -15,7 +16,9 @@ from .ending import AttemptEnd
 from .errors import Refusal
 from .observer import Observer
 from .request import RunRequest
-from .worktree import Worktree
+
+if TYPE_CHECKING:  # the worktree module is imported by the runs that have one
+    from .worktree import Worktree
 
 
 def lock_of(cwd: Path, worktree: Worktree | None, root: Path) -> tuple[Path, Path]:
@@ -54,7 +57,11 @@ def busy(run_line: RunLine, root: Path) -> str | None:
     if run_line.get("share_folder"):
         return None
     recorded = run_line.get("worktree")
-    worktree = Worktree.from_record(recorded) if recorded is not None else None
+    worktree = None
+    if recorded is not None:
+        from .worktree import Worktree
+
+        worktree = Worktree.from_record(recorded)
     where, lock = lock_of(working_folder(run_line, root).now, worktree, root)
     if not lock_is_held(lock):
         return None

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..record import entries, folder, layout, trace_ids
 from ..record.clock import age, now_iso
@@ -29,7 +29,9 @@ from .placement import placed_on
 from .request import RunRequest
 from .values_file import read_values
 from .workflow import Workflow
-from .worktree import Worktree
+
+if TYPE_CHECKING:  # the worktree module is imported by the runs that have one
+    from .worktree import Worktree
 
 
 @dataclass
@@ -404,7 +406,7 @@ def _kept_worktree(request: RunRequest, run_line: entries.RunLine, name: str, cw
         return None
     from . import worktree as worktrees
 
-    worktree = Worktree.from_record(recorded)
+    worktree = worktrees.Worktree.from_record(recorded)
     worktrees.kept(worktree, request.base, name)
     return worktree
 

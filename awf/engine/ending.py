@@ -9,7 +9,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..record import entries, file_kinds, folder
 from ..record.clock import iso, now_iso
@@ -24,11 +24,12 @@ from .drive import Result
 from .errors import MissingPackage, Park, PlanStop, StageValueError, Stop, StopAfter, WorkflowError, stage_of
 from .fan_out import fan_out_note
 from .frames import user_traceback
-from .report import Ending as ReportEnding
-from .report import StageEntered, Written, write_report
 from .request import RunRequest
 from .schema import json_problem
 from .workflow import Workflow
+
+if TYPE_CHECKING:
+    from .report import Written
 
 
 @dataclass
@@ -311,6 +312,9 @@ def _out(workflow: Workflow[Any], state: AttemptState, ending: AttemptEnd, start
 
 def _report(workflow: Workflow[Any], ending: AttemptEnd, state: AttemptState, cwd: Path) -> Written:
     """The workflow's report of this ending, run in the run's folder as the workflow was."""
+    from .report import Ending as ReportEnding
+    from .report import StageEntered, write_report
+
     entered = tuple(
         StageEntered(
             item["stage"],

@@ -385,23 +385,3 @@ def _agent_model(record_dir: Path, attempt: int, key: str) -> str | None:
 
     entry = agent_line(record_dir / "run.jsonl", attempt, key)
     return entry.get("model") if entry else None
-
-
-def on_terminal(stream: TextIO | None = None) -> bool:
-    """Whether progress goes to a terminal that can redraw a block."""
-    import os
-
-    stream = stream or sys.stderr
-    try:
-        return stream.isatty() and os.environ.get("TERM", "") != "dumb"
-    except (OSError, ValueError):
-        return False
-
-
-def choose_view(color: bool = True) -> Any:
-    """The live block on a terminal; one plain line per change anywhere else."""
-    if on_terminal():
-        return LiveView(color=color)
-    from .lines import LineReporter
-
-    return LineReporter()
