@@ -191,21 +191,26 @@ def _stage_bounds(only: str | None, start: str | None, end: str | None) -> tuple
 def _print_result(ending: AttemptEnd, json_out: bool) -> None:
     if json_out or ending.outcome != attempt_outcome.COMPLETED:
         if json_out:
-            output.result(json_lines_text(ending.out))
+            output.result(_out_text(ending))
         return
     present = ending.workflow.present if ending.workflow else None
     if present is None:
         # As out.json is written: its stages a line each, by the C encoder (indenting is slower).
-        output.result(json_lines_text(ending.out))
+        output.result(_out_text(ending))
         return
     try:
         shown = present(ending.value)
         text = shown if isinstance(shown, str) else json.dumps(_plain(shown), ensure_ascii=False, indent=2)
     except Exception as problem:
         output.error(f"present failed ({type(problem).__name__}: {problem}); printing the whole record")
-        output.result(json_lines_text(ending.out))
+        output.result(_out_text(ending))
         return
     output.result(text)
+
+
+def _out_text(ending: AttemptEnd) -> str:
+    """out.json as the attempt wrote it; made again when it could not be written."""
+    return ending.out_text if ending.out_text is not None else json_lines_text(ending.out)
 
 
 def _plain(value: object) -> object:

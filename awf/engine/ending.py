@@ -40,6 +40,7 @@ class AttemptEnd:
     exit_code: int
     out: dict[str, Any]
     stage: str | None = None
+    out_text: str | None = None  # out.json's text as written, while `out` still holds what it does
     reason: str | None = None
     go_on: str | None = None
     record_dir: Path | None = None
@@ -232,11 +233,12 @@ def write_ending(
                 out["report_error"] = written.error
         elif paths.report.exists():
             folder.write_report(paths, None)  # an earlier attempt's; its text is in run.jsonl
-        folder.write_out(paths, out)
+        ending.out_text = folder.write_out(paths, out)
     except RecordWriteError as error:
         ending.write_error = ending.write_error or error
     if ending.write_error is not None:
         _failed_by_the_record(request, ending, out)
+        ending.out_text = None  # out changed since it was written, if it was
     ending.out = {**out}
     end_line = entries.attempt_end(
         attempt=state.attempt,
@@ -260,9 +262,9 @@ def write_ending(
         if ending.write_error is None:
             ending.write_error = error
             _failed_by_the_record(request, ending, out)
-            ending.out = {**out}
+            ending.out, ending.out_text = {**out}, None
             try:
-                folder.write_out(paths, out)
+                ending.out_text = folder.write_out(paths, out)
             except RecordWriteError:
                 pass  # the log's error is the one told
 

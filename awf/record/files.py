@@ -156,13 +156,15 @@ def write_json(path: Path, obj: Any, *, sync_dir: bool = False) -> None:
     write_atomic(path, json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=2) + "\n", sync_dir=sync_dir)
 
 
-def write_json_lines(path: Path, obj: dict[str, Any], *, sync_dir: bool = False) -> None:
+def write_json_lines(path: Path, obj: dict[str, Any], *, sync_dir: bool = False) -> str:
     """Write a dict a key a line, and a list a item a line, each compact, atomically.
 
     For files that grow with the run (out.json lists every stage): as easy to read as indented
     JSON, and written by the C encoder, where indenting falls back to a slower one.
     """
-    write_atomic(path, json_lines_text(obj) + "\n", sync_dir=sync_dir)
+    text = json_lines_text(obj)
+    write_atomic(path, text + "\n", sync_dir=sync_dir)
+    return text
 
 
 def json_lines_text(obj: Mapping[str, object]) -> str:

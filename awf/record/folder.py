@@ -695,7 +695,8 @@ def write_report(paths: RunPaths, text: str | None) -> None:
     fsync_dir(paths.dir)
 
 
-def write_out(paths: RunPaths, out: file_kinds.OutRecord) -> None:
-    """out.json, durable before the `attempt-end` line that follows it."""
+def write_out(paths: RunPaths, out: file_kinds.OutRecord) -> str:
+    """out.json, durable before the `attempt-end` line that follows it; returns its text, which
+    `awf run` prints as it is (a continue of thousands of stages need not encode them twice)."""
     check("out", out, paths.out)
-    write_json_lines(paths.out, dict(out), sync_dir=True)
+    return write_json_lines(paths.out, dict(out), sync_dir=True)
