@@ -79,7 +79,20 @@ def figures(session: Session) -> list[Figure]:
         ),
         filled(
             Figure(
-                "stages.awf-empty", FAMILY, "awf run of no stages: an attempt's fixed cost", baseline="startup.pass"
+                "stages.awf-empty",
+                FAMILY,
+                "awf run of no stages: an attempt's fixed cost",
+                baseline="startup.pass",
+                goal=Goal("≤ 8× python -c pass", ratio=8.0),
+            ),
+            combine(lambda t: t.seconds, samples["empty"]),
+        ),
+        filled(
+            Figure(
+                "stages.awf-empty-floor",
+                FAMILY,
+                "awf run of no stages, beside importing what it imports less awf",
+                baseline="startup.floor",
             ),
             combine(lambda t: t.seconds, samples["empty"]),
         ),
