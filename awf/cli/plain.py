@@ -1,7 +1,7 @@
 """Command lines plain enough to answer without the option parser.
 
-Importing typer costs more than listing an empty run root, and a third of an attempt of no
-stages. `awf run` and `awf runs` given only options of the kinds below are read here and handed
+Importing typer costs more than listing an empty run root, and about 20 ms of an attempt's
+start. `awf run` and `awf runs` given only options of the kinds below are read here and handed
 to their command's function under the same parameter names typer would use; anything else (help,
 an option this table leaves out, a value that looks like an option, an option given twice, a
 missing or extra argument) is left to the parser, which answers it as always. The tests hold
