@@ -53,6 +53,8 @@ def test_each_option_the_table_reads_is_the_option_the_parser_defines(name: str)
             defined = options[opt]
             assert (defined.name, defined.is_flag, defined.multiple) == (parameter, flag, multiple), opt
             assert (defined.type.name == "path") == (parameter in plain.paths), opt
+            # Nothing the parser would add that the table cannot: a value from the environment, a callback.
+            assert defined.envvar is None and defined.callback is None, opt
             assert flag or defined.type.name in ("text", "str", "path"), opt  # values the table passes as given
     # What the parser leaves for itself: options of other kinds, and none the table forgot.
     read_here = {*plain.values, *plain.repeats, *plain.flags}

@@ -265,8 +265,9 @@ THROUGH_THE_PARSER = "import sys; from awf.cli.app import run_app; sys.exit(run_
 
 
 def test_runs_without_the_option_parser_answers_as_the_parser_does_and_imports_none_of_it(project: Project, tmp_path):
-    """`awf runs [--json] [--cwd DIR] [--run-root DIR] [WORKFLOW[/ID]]` skips typer; what it
-    prints and exits must not differ from the parser's answer, and anything else goes to the parser."""
+    """`awf runs [--json] [--status S]... [--cwd DIR] [--run-root DIR] [WORKFLOW[/ID]]` skips typer
+    (cli/plain.py); what it prints and exits must not differ from the parser's answer, and anything
+    else goes to the parser."""
     write_steps(project)
     assert run(project, "done", "complete").code == 0
     assert run(project, "stopped", "stop").code == 3
@@ -286,7 +287,10 @@ def test_runs_without_the_option_parser_answers_as_the_parser_does_and_imports_n
         [f"--run-root={root}", "--json"],
         ["--run-root", str(tmp_path / "empty")],
         ["--cwd", str(tmp_path / "nowhere"), "--json"],
-        ["--status", "stopped"],  # to the parser, both ways
+        ["--status", "stopped"],  # a repeatable option
+        ["--status", "failed,stopped", "--status=completed", "--json"],
+        ["--status", "lost"],
+        ["steps/done", "--status", "completed"],
         ["--json", "--json"],
         ["--cwd"],
         ["a", "b"],
