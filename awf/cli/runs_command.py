@@ -41,7 +41,7 @@ def _statuses(given: list[str] | None) -> set[str]:
         return set()
     from ..record.summary import STATUSES
 
-    wanted = {word.strip() for item in given or [] for word in item.split(",") if word.strip()}
+    wanted = {word.strip() for item in given for word in item.split(",") if word.strip()}
     unknown = sorted(wanted - set(STATUSES))
     if unknown:
         raise TargetError(

@@ -39,8 +39,8 @@ class AttemptEnd:
     outcome: str
     exit_code: int
     out: dict[str, Any]
-    stage: str | None = None
     out_text: str | None = None  # out.json's text as written, while `out` still holds what it does
+    stage: str | None = None
     reason: str | None = None
     go_on: str | None = None
     record_dir: Path | None = None
