@@ -66,6 +66,21 @@ class Project:
         )
         return Result(done.returncode, done.stdout, done.stderr)
 
+    def awf_imports(self, *args: str, env: dict[str, str] | None = None) -> tuple[Result, set[str]]:
+        """awf under `python -X importtime`: what it answered, and every module it imported."""
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "awf", *args],
+            cwd=self.path,
+            env={**self.env, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        timings = [line for line in done.stderr.splitlines() if line.startswith("import time:")]
+        stderr = "".join(line + "\n" for line in done.stderr.splitlines() if not line.startswith("import time:"))
+        modules = {line.rsplit("|", 1)[-1].strip() for line in timings[1:]}  # the first is the header
+        return Result(done.returncode, done.stdout, stderr), modules
+
     def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
         """awf in the background, in a session of its own, as a terminal would run it."""
         return subprocess.Popen(

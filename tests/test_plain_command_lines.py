@@ -1,4 +1,4 @@
-"""A plain `awf run` is answered without the option parser (cli/plain.py): its table must say what
+"""A plain `awf run` or `awf runs` is answered without the option parser (cli/plain.py): its table must say what
 cli/app.py says of each option, and its answers must be the parser's own, word for word."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import sys
 
 import pytest
 import typer
-from conftest import Project
-from reading_runs import write_steps
+from conftest import Project, Result
+from reading_runs import run, write_steps
 from test_runs_command import timeless
 
 from awf.cli import app as cli_app
@@ -27,6 +27,18 @@ THROUGH_THE_PARSER = (
     "cut = words.index('--') if '--' in words else len(words); "
     "sys.exit(run_app(words[:cut], words[cut + 1 :] if '--' in words else None))"
 )
+
+
+def parsed(project: Project, *words: str) -> Result:
+    """What the option parser answers to `awf WORDS`, asked without the console script's fast paths."""
+    done = subprocess.run(
+        [sys.executable, "-c", THROUGH_THE_PARSER, *words],
+        cwd=project.path,
+        env=project.env,
+        capture_output=True,
+        text=True,
+    )
+    return Result(done.returncode, done.stdout, done.stderr)
 
 
 def steady(text: str, project: Project) -> str:
@@ -122,30 +134,59 @@ def test_a_plain_run_answers_as_the_parser_does_and_imports_none_of_it(tmp_path)
         project.path.mkdir()
         write_steps(project)
     for words in asked:
-        plain = fast.awf("run", *words)
-        parsed = subprocess.run(
-            [sys.executable, "-c", THROUGH_THE_PARSER, "run", *words],
-            cwd=slow.path,
-            env=slow.env,
-            capture_output=True,
-            text=True,
-        )
         answers = [
-            (result_code, steady(out, project), steady(err, project))
-            for result_code, out, err, project in (
-                (plain.code, plain.stdout, plain.stderr, fast),
-                (parsed.returncode, parsed.stdout, parsed.stderr, slow),
-            )
+            (result.code, steady(result.stdout, project), steady(result.stderr, project))
+            for result, project in ((fast.awf("run", *words), fast), (parsed(slow, "run", *words), slow))
         ]
         assert answers[0] == answers[1], words
     assert fast.awf("run", "steps.py", "--id", "a", "--continue").code == 2
     shutil.rmtree(fast.path / ".awf")
-    timed = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "awf", "run", "steps.py", "--id", "z"],
-        cwd=fast.path,
-        env=fast.env,
-        capture_output=True,
-        text=True,
-    )
-    assert timed.returncode == 0, timed.stderr
-    assert not [line for line in timed.stderr.splitlines() if line.rstrip().endswith(("typer", "click"))]
+    timed, imported = fast.awf_imports("run", "steps.py", "--id", "z")
+    assert timed.code == 0, timed.stderr
+    assert not imported & {"typer", "click"}
+
+
+def test_runs_without_the_option_parser_answers_as_the_parser_does_and_imports_none_of_it(project: Project, tmp_path):
+    """`awf runs [--json] [--status S]... [--cwd DIR] [--run-root DIR] [WORKFLOW[/ID]]` skips typer
+    (cli/plain.py); what it prints and exits must not differ from the parser's answer, and anything
+    else goes to the parser."""
+    write_steps(project)
+    assert run(project, "done", "complete").code == 0
+    assert run(project, "stopped", "stop").code == 3
+    (project.path / ".awf" / "runs" / "steps" / "stopped" / "run.jsonl").write_text("{not json\n")
+    root = str(project.path / ".awf" / "runs")
+    asked = [
+        [],
+        ["--json"],
+        ["steps"],
+        ["steps/done"],
+        ["--json", "steps/done"],
+        ["steps/stopped"],
+        ["steps/nope", "--json"],
+        ["../etc/x"],
+        ["nothing"],
+        ["--cwd", str(project.path), "steps/done"],
+        [f"--run-root={root}", "--json"],
+        ["--run-root", str(tmp_path / "empty")],
+        ["--cwd", str(tmp_path / "nowhere"), "--json"],
+        ["--status", "stopped"],  # a repeatable option
+        ["--status", "failed,stopped", "--status=completed", "--json"],
+        ["--status", "lost"],
+        ["steps/done", "--status", "completed"],
+        ["--json", "--json"],
+        ["--cwd"],
+        ["a", "b"],
+    ]
+    for words in asked:
+        answers = [
+            (result.code, timeless(result.stdout), result.stderr)
+            for result in (project.awf("runs", *words), parsed(project, "runs", *words))
+        ]
+        assert answers[0] == answers[1], words
+    codes = {tuple(words): project.awf("runs", *words).code for words in asked}
+    assert codes[("steps/done",)] == 0 and codes[("steps/stopped",)] == 3 and codes[("../etc/x",)] == 2
+    assert codes[("--cwd",)] == 2 and codes[("a", "b")] == 2
+    for words in (["runs"], ["runs", "--run-root", str(tmp_path / "empty")]):
+        timed, imported = project.awf_imports(*words)
+        assert timed.code in (0, 3), timed.stderr
+        assert not imported & {"typer", "click"}, words

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
-import sys
 
 import pytest
 from conftest import Project
@@ -260,63 +258,6 @@ def timeless(text: str) -> str:
     return re.sub(r" +", " ", re.sub(r"\d+", "N", text))
 
 
-# The option parser's answer to `awf runs ...`, asked without the fast path of the console script.
-THROUGH_THE_PARSER = "import sys; from awf.cli.app import run_app; sys.exit(run_app(sys.argv[1:], None))"
-
-
-def test_runs_without_the_option_parser_answers_as_the_parser_does_and_imports_none_of_it(project: Project, tmp_path):
-    """`awf runs [--json] [--status S]... [--cwd DIR] [--run-root DIR] [WORKFLOW[/ID]]` skips typer
-    (cli/plain.py); what it prints and exits must not differ from the parser's answer, and anything
-    else goes to the parser."""
-    write_steps(project)
-    assert run(project, "done", "complete").code == 0
-    assert run(project, "stopped", "stop").code == 3
-    (project.path / ".awf" / "runs" / "steps" / "stopped" / "run.jsonl").write_text("{not json\n")
-    root = str(project.path / ".awf" / "runs")
-    asked = [
-        [],
-        ["--json"],
-        ["steps"],
-        ["steps/done"],
-        ["--json", "steps/done"],
-        ["steps/stopped"],
-        ["steps/nope", "--json"],
-        ["../etc/x"],
-        ["nothing"],
-        ["--cwd", str(project.path), "steps/done"],
-        [f"--run-root={root}", "--json"],
-        ["--run-root", str(tmp_path / "empty")],
-        ["--cwd", str(tmp_path / "nowhere"), "--json"],
-        ["--status", "stopped"],  # a repeatable option
-        ["--status", "failed,stopped", "--status=completed", "--json"],
-        ["--status", "lost"],
-        ["steps/done", "--status", "completed"],
-        ["--json", "--json"],
-        ["--cwd"],
-        ["a", "b"],
-    ]
-    for words in asked:
-        plain = project.awf("runs", *words)
-        done = subprocess.run(
-            [sys.executable, "-c", THROUGH_THE_PARSER, "runs", *words],
-            cwd=project.path,
-            env=project.env,
-            capture_output=True,
-            text=True,
-        )
-        fast = (plain.code, timeless(plain.stdout), plain.stderr)
-        assert fast == (done.returncode, timeless(done.stdout), done.stderr), words
-    codes = {tuple(words): project.awf("runs", *words).code for words in asked}
-    assert codes[("steps/done",)] == 0 and codes[("steps/stopped",)] == 3 and codes[("../etc/x",)] == 2
-    assert codes[("--cwd",)] == 2 and codes[("a", "b")] == 2
-    for words in (["runs"], ["runs", "--run-root", str(tmp_path / "empty")]):
-        timed = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "awf", *words], cwd=project.path, capture_output=True, text=True
-        )
-        assert timed.returncode in (0, 3), timed.stderr
-        assert not [line for line in timed.stderr.splitlines() if line.rstrip().endswith(("typer", "click"))], words
-
-
 def test_a_root_without_runs_is_answered_before_the_readers_are_imported(project: Project, tmp_path):
     root = tmp_path / "root"
     for made in (None, root, root / ".cache"):  # none yet, an empty one, one with only its kept summaries
@@ -326,13 +267,8 @@ def test_a_root_without_runs_is_answered_before_the_readers_are_imported(project
         assert (listed.code, listed.stdout, listed.stderr) == (0, "", f"no runs under {root}\n")
         as_json = project.awf("runs", "--json", "--run-root", str(root))
         assert as_json.code == 0 and as_json.out == {"version": 1, "root": str(root), "runs": [], "problems": []}
-        timed = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "awf", "runs", "--run-root", str(root)],
-            capture_output=True,
-            text=True,
-        )
-        imported = {line.split("|")[-1].strip() for line in timed.stderr.splitlines() if "|" in line}
-        assert timed.returncode == 0 and "awf.record.roots" in imported
+        timed, imported = project.awf_imports("runs", "--run-root", str(root))
+        assert timed.code == 0 and "awf.record.roots" in imported
         assert not imported & {"awf.record.summary", "awf.record.layout", "dataclasses", "typer"}, made
     write_steps(project)
     assert run(project, "done", "complete").code == 0
