@@ -4,7 +4,8 @@
 that interleave them, and sets each figure of this awf beside the other's. The figures are CPU
 time (user and system) of the command and its children, the part of a command that code
 changes move: a wall time would add the disk's fsyncs, which are the same for both and vary
-from one sample to the next. Each awf works on records it made itself.
+from one sample to the next. Each awf continues a run it stopped itself; the many runs listed are
+made by this awf and copied for each, and listed with nothing kept.
 """
 
 from __future__ import annotations
